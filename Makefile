@@ -1,0 +1,29 @@
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+QUIZ ?= sample_quizzes/planted_errors.json
+
+.PHONY: run test check bench clean
+
+$(BIN)/quiztui: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test,dev]'
+	@touch $@
+
+run: $(BIN)/quiztui
+	$(BIN)/quiztui $(QUIZ)
+
+test: $(BIN)/quiztui
+	env -u NO_COLOR $(BIN)/python -m pytest -q
+
+check: $(BIN)/quiztui
+	$(BIN)/ruff check quiztui tests bench
+	$(BIN)/mypy quiztui
+
+bench: $(BIN)/quiztui
+	$(BIN)/python bench/vet_throughput.py
+	$(BIN)/python bench/tui_stream.py
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,56 @@
+"""Quiz models: a quiz is a list of multiple-choice questions with one keyed option each."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Question(BaseModel):
+    """One multiple-choice question. ``key`` is the index of the keyed (supposedly correct) option."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    text: str
+    options: tuple[str, ...]
+    key: int
+    category: str | None = None
+    difficulty: str | None = None
+    kind: str = "multiple"  # "multiple" or "boolean"
+    source_line: int | None = None  # 1-based line (or item) in the source file
+
+    @property
+    def key_text(self) -> str:
+        return self.options[self.key]
+
+    @property
+    def n(self) -> int:
+        return len(self.options)
+
+
+class Quiz(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    title: str
+    questions: tuple[Question, ...]
+    source_path: str | None = None
+    format: str | None = None
+    # Known true answers (question id -> option index), e.g. from a truth file beside a sample quiz.
+    truth: dict[str, int] = Field(default_factory=dict)
+
+    def question(self, question_id: str) -> Question:
+        for q in self.questions:
+            if q.id == question_id:
+                return q
+        raise KeyError(question_id)
+
+    def content_hash(self) -> str:
+        import hashlib
+
+        h = hashlib.sha256()
+        for q in self.questions:
+            h.update(q.text.encode())
+            for o in q.options:
+                h.update(b"\x1f" + o.encode())
+            h.update(f"\x1e{q.key}\x1d".encode())
+        return h.hexdigest()

@@ -1,0 +1,1 @@
+"""Runs as async streams of typed events; the TUI and the headless CLI consume the same stream."""

@@ -1,0 +1,142 @@
+"""Typed events of a vet run. Past tense: each states a fact that has happened."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from quiztui.core.kscore import Badge
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    run_id: int
+    quiz_title: str
+    quiz_path: str | None
+    questions: int
+    assertions: int
+    batches: int  # planned first-pass batches for assertions not already judged
+    already_judged: int  # verdicts taken from a resumed run or the cache
+    judge_label: str  # e.g. "openai-compat gpt-4o-mini @ http://…" or "SIMULATED (TPR 0.9 …)"
+    simulated: bool
+    seed: int
+    batch_size: int
+    concurrency: int
+    calibration: str  # "uncalibrated" or the profile's label
+    resumed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictReceived:
+    seq: int  # position of the assertion in the shuffled run order (stable across resume)
+    question_id: str
+    option_index: int
+    verdict: bool
+    reason: str
+    cached: bool = False
+    p_true: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AssertionUnjudged:
+    seq: int
+    question_id: str
+    option_index: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRetried:
+    batch_no: int
+    attempt: int
+    error: str  # error class and detail, e.g. "HTTP 429" or "stream cut"
+    delay: float
+
+
+@dataclass(frozen=True, slots=True)
+class BatchFailed:
+    batch_no: int
+    error: str
+    assertions: int  # how many assertions go back to the queue (or end unjudged)
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionScored:
+    question_id: str
+    k: int
+    n: int
+    judged: int
+    badge: Badge
+    confidence: float
+    suggested_option: int | None
+    suggested_p: float | None
+    interval: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageUpdated:
+    requests: int
+    retries: int
+    tokens_in: int
+    tokens_out: int
+    judged: int
+    unjudged: int
+    total: int
+    cached: int
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionSummary:
+    question_id: str
+    text: str
+    options: tuple[str, ...]
+    key: int
+    k: int
+    badge: Badge
+    confidence: float
+    suggested_option: int | None
+    suggested_p: float | None
+    verdicts: tuple[bool | None, ...]
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    run_id: int
+    status: str  # "finished", "cancelled", "failed"
+    quiz_title: str
+    quiz_path: str | None
+    judge_label: str
+    simulated: bool
+    calibration: str
+    seed: int
+    batch_size: int
+    tpr: float
+    tnr: float
+    prior: float
+    questions: tuple[QuestionSummary, ...]
+    badge_counts: dict[str, int] = field(default_factory=dict)
+    requests: int = 0
+    retries: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    judged: int = 0
+    unjudged: int = 0
+    cached: int = 0
+    elapsed: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished:
+    summary: RunSummary
+
+
+VetEvent = (
+    RunStarted
+    | VerdictReceived
+    | AssertionUnjudged
+    | BatchRetried
+    | BatchFailed
+    | QuestionScored
+    | UsageUpdated
+    | RunFinished
+)
