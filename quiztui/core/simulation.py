@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 
-from quiztui.core.assertions import parse_rendered_batch
+from quiztui.core.assertions import decompose, parse_rendered_batch
+from quiztui.core.quiz import Quiz
 
 
 def _unit(seed: int, text: str) -> float:
@@ -52,3 +53,12 @@ def oracle_reply(
         why = "matches the facts" if said else "does not match the facts"
         lines.append(f"{ident}: {'TRUE' if said else 'FALSE'} - {why}")
     return "\n".join(lines) + "\n"
+
+
+def truth_table(quiz: Quiz) -> dict[str, bool]:
+    """Assertion text → truth, from the quiz's truth file when present, else from its key."""
+    table = {}
+    for a in decompose(quiz):
+        true_index = quiz.truth.get(a.question_id)
+        table[a.text] = a.keyed if true_index is None else a.option_index == true_index
+    return table

@@ -122,7 +122,9 @@ class RunSummary:
     judged: int = 0
     unjudged: int = 0
     cached: int = 0
+    reasked: int = 0
     elapsed: float = 0.0
+    error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

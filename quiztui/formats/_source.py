@@ -1,0 +1,110 @@
+"""Reading quiz files as text and parsing JSON into located problems instead of tracebacks."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from quiztui.errors import QuizFormatError, QuizProblem
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def read_text(path: Path, shown: str) -> str:
+    """The file's text (UTF-8, optional BOM), or a QuizFormatError with one clear message."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise _fail(shown, "file not found") from None
+    except IsADirectoryError:
+        raise _fail(shown, "is a directory, not a quiz file") from None
+    except PermissionError:
+        raise _fail(shown, "permission denied") from None
+    except OSError as exc:
+        raise _fail(shown, f"cannot read file: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        byte = data[exc.start]
+        kind = "binary data" if b"\x00" in data[:1024] else "not valid UTF-8 text"
+        message = f"{kind}: byte 0x{byte:02x} is not UTF-8 (save the file as UTF-8)"
+        raise QuizFormatError(shown, [QuizProblem(shown, message, line=line)]) from None
+
+
+def _fail(shown: str, message: str) -> QuizFormatError:
+    return QuizFormatError(shown, [QuizProblem(shown, message)])
+
+
+def json_problem(shown: str, exc: json.JSONDecodeError, *, line_offset: int = 0) -> QuizProblem:
+    return QuizProblem(
+        shown, f"invalid JSON: {exc.msg}", line=exc.lineno + line_offset, column=exc.colno
+    )
+
+
+def type_name(value: object) -> str:
+    """The JSON name of a value's type, for messages such as "must be a string (got number)"."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def show(value: str, limit: int = 60) -> str:
+    """A value quoted for a one-line message: newlines escaped, long text shortened."""
+    if len(value) > limit:
+        value = value[: limit - 1] + "…"
+    return repr(value)
+
+
+def array_item_lines(text: str) -> list[int]:
+    """1-based line on which each element of a top-level JSON array starts.
+
+    Only called on text already known to be a valid JSON array; returns [] if it is not one.
+    """
+    decoder = json.JSONDecoder()
+    pos = _skip(text, 0)
+    if text[pos : pos + 1] != "[":
+        return []
+    pos = _skip(text, pos + 1)
+    lines: list[int] = []
+    line, counted = 1, 0
+    if text[pos : pos + 1] == "]":
+        return lines
+    while pos < len(text):
+        line += text.count("\n", counted, pos)
+        counted = pos
+        lines.append(line)
+        try:
+            _, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            return lines
+        pos = _skip(text, pos)
+        if text[pos : pos + 1] != ",":
+            break
+        pos = _skip(text, pos + 1)
+    return lines
+
+
+def _skip(text: str, pos: int) -> int:
+    match = _WHITESPACE.match(text, pos)
+    return match.end() if match else pos
+
+
+def optional_str(obj: dict[str, Any], name: str) -> tuple[str | None, str | None]:
+    """(value, problem) for an optional string field such as 'category'."""
+    value = obj.get(name)
+    if value is None or isinstance(value, str):
+        return value, None
+    return None, f"must be a string (got {type_name(value)})"

@@ -1,0 +1,115 @@
+"""Open Trivia DB API JSON: ``{"results": [{type, difficulty, category, question,
+correct_answer, incorrect_answers}]}``, with HTML entities in the text.
+
+True/false questions become options ("True", "False") in that order. Multiple-choice options
+are the correct answer plus the incorrect ones in a deterministic order seeded by the question
+text, so the key is not always the first option. Problems name the item (1-based in "results").
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from quiztui.core.quiz import Quiz
+from quiztui.formats._source import json_problem, optional_str, show, type_name
+from quiztui.formats._validate import QuizBuilder, RawItem
+
+NAME = "opentdb"
+_BOOLEAN = {"true": "True", "false": "False"}
+
+
+def parse(text: str, path: str, title: str) -> Quiz:
+    builder = QuizBuilder(path, NAME)
+    if not text.strip():
+        builder.problem("file is empty")
+        raise builder.error()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        builder.problems.append(json_problem(path, exc))
+        raise builder.error() from None
+    return parse_data(data, path, title)
+
+
+def parse_data(data: Any, path: str, title: str) -> Quiz:
+    """Build the quiz from an already-decoded JSON document."""
+    builder = QuizBuilder(path, NAME)
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or "results" not in data:
+        builder.problem("missing 'results' list (not an Open Trivia DB file)", field="results")
+    elif not isinstance(results, list):
+        builder.problem(f"must be a list (got {type_name(results)})", field="results")
+    else:
+        code = data.get("response_code")
+        if not results and isinstance(code, int) and code != 0:
+            builder.problem(f"the API returned no questions (response_code {code})")
+        for index, obj in enumerate(results):
+            _check_item(obj, builder, index + 1)
+        if isinstance(data.get("title"), str) and data["title"].strip():
+            title = data["title"].strip()
+    return builder.build(title)
+
+
+def _check_item(obj: Any, builder: QuizBuilder, item: int) -> None:
+    count = len(builder.problems)
+
+    def report(message: str, field: str | None = None) -> None:
+        builder.problem(message, item=item, field=field)
+
+    if not isinstance(obj, dict):
+        report(f"expected an object (got {type_name(obj)})")
+        return
+    kind = obj.get("type", "multiple")
+    if kind not in ("multiple", "boolean"):
+        shown = show(kind) if isinstance(kind, str) else type_name(kind)
+        report(f"must be 'multiple' or 'boolean' (got {shown})", "type")
+    for name in ("question", "correct_answer"):
+        if name not in obj:
+            report("missing", name)
+        elif not isinstance(obj[name], str):
+            report(f"must be a string (got {type_name(obj[name])})", name)
+    incorrect = obj.get("incorrect_answers")
+    if "incorrect_answers" not in obj:
+        report("missing", "incorrect_answers")
+    elif not isinstance(incorrect, list):
+        report(f"must be a list of strings (got {type_name(incorrect)})", "incorrect_answers")
+    elif not all(isinstance(answer, str) for answer in incorrect):
+        report("must be a list of strings", "incorrect_answers")
+    extras: dict[str, str | None] = {}
+    for name in ("category", "difficulty"):
+        extras[name], problem = optional_str(obj, name)
+        if problem:
+            report(problem, name)
+    if len(builder.problems) > count:
+        return
+    assert isinstance(incorrect, list)
+    question = html.unescape(obj["question"])
+    correct = html.unescape(obj["correct_answer"])
+    category = html.unescape(extras["category"]) if extras["category"] else None
+    if kind == "boolean":
+        if correct.strip().casefold() not in _BOOLEAN:
+            report(f"must be 'True' or 'False' (got {show(correct)})", "correct_answer")
+            return
+        options = ["True", "False"]
+        correct = _BOOLEAN[correct.strip().casefold()]
+        fields = ["correct_answer", "incorrect_answers"]
+    else:
+        options = [correct] + [html.unescape(answer) for answer in incorrect]
+        fields = ["correct_answer"] + ["incorrect_answers"] * len(incorrect)
+    builder.add(
+        RawItem(
+            text=question,
+            options=options,
+            correct=correct,
+            option_fields=fields,
+            item=item,
+            correct_field="correct_answer",
+            options_field="incorrect_answers",
+            category=category,
+            difficulty=extras["difficulty"],
+            kind=kind,
+            shuffle=kind == "multiple",
+        )
+    )

@@ -1,0 +1,132 @@
+"""Quizaic JSON: objects ``{"question", "responses": [...], "correct"}``.
+
+Either a JSON array of such objects (problems name the item and the line it starts on) or one
+object per line, JSON Lines style (problems name the line). Items may carry "category" and
+"difficulty".
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from quiztui.core.quiz import Quiz
+from quiztui.formats._source import array_item_lines, json_problem, optional_str, type_name
+from quiztui.formats._validate import QuizBuilder, RawItem
+
+NAME = "quizaic"
+
+
+def parse(text: str, path: str, title: str) -> Quiz:
+    builder = QuizBuilder(path, NAME)
+    stripped = text.lstrip()
+    if not stripped:
+        builder.problem("file is empty")
+        raise builder.error()
+    if stripped.startswith("["):
+        _parse_array(text, builder)
+    else:
+        _parse_lines(text, builder)
+    return builder.build(title)
+
+
+def _parse_array(text: str, builder: QuizBuilder) -> None:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        builder.problems.append(json_problem(builder.path, exc))
+        return
+    lines = array_item_lines(text)
+    for index, obj in enumerate(data):
+        line = lines[index] if index < len(lines) else None
+        check_item(obj, builder, line=line, item=index + 1)
+
+
+def _parse_lines(text: str, builder: QuizBuilder) -> None:
+    """One object per line; a whole-file JSON object (possibly pretty-printed) is one item."""
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError as exc:
+        whole_error: json.JSONDecodeError | None = exc
+    else:
+        whole_error = None
+        if isinstance(whole, dict) and "question" not in whole:
+            builder.problem(
+                "not a quiz: expected a Quizaic array or one Quizaic object per line, "
+                "or an Open Trivia DB object with a 'results' list",
+                field="results",
+            )
+            return
+        check_item(whole, builder, line=1, item=None)
+        return
+    rows = [(n, line.rstrip("\r")) for n, line in enumerate(text.split("\n"), 1) if line.strip()]
+    if rows and whole_error is not None and not _parses(rows[0][1]):
+        # Not JSON Lines at all (e.g. one pretty-printed document): report where it broke.
+        builder.problems.append(json_problem(builder.path, whole_error))
+        return
+    for number, line in rows:
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            builder.problems.append(json_problem(builder.path, exc, line_offset=number - 1))
+            continue
+        check_item(obj, builder, line=number, item=None)
+
+
+def _parses(line: str) -> bool:
+    try:
+        json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def check_item(obj: Any, builder: QuizBuilder, *, line: int | None, item: int | None) -> None:
+    """Type-check one Quizaic object and hand it to the builder."""
+    count = len(builder.problems)
+
+    def report(message: str, field: str | None = None) -> None:
+        builder.problem(message, line=line, item=item, field=field)
+
+    if not isinstance(obj, dict):
+        report(
+            "expected an object with 'question', 'responses' and 'correct' "
+            f"(got {type_name(obj)})"
+        )
+        return
+    question = obj.get("question")
+    responses = obj.get("responses")
+    correct = obj.get("correct")
+    for name, value in (("question", question), ("correct", correct)):
+        if name not in obj:
+            report("missing", name)
+        elif not isinstance(value, str):
+            report(f"must be a string (got {type_name(value)})", name)
+    if "responses" not in obj:
+        report("missing", "responses")
+    elif not isinstance(responses, list):
+        report(f"must be a list of strings (got {type_name(responses)})", "responses")
+    else:
+        for i, option in enumerate(responses):
+            if not isinstance(option, str):
+                report(f"option {i + 1} must be a string (got {type_name(option)})", "responses")
+    extras: dict[str, str | None] = {}
+    for name in ("category", "difficulty"):
+        extras[name], problem = optional_str(obj, name)
+        if problem:
+            report(problem, name)
+    if len(builder.problems) > count:
+        return
+    assert isinstance(question, str) and isinstance(correct, str) and isinstance(responses, list)
+    builder.add(
+        RawItem(
+            text=question,
+            options=list(responses),
+            correct=correct,
+            option_fields=["responses"] * len(responses),
+            line=line,
+            item=item,
+            category=extras["category"],
+            difficulty=extras["difficulty"],
+        )
+    )

@@ -1,0 +1,481 @@
+"""The vet run: quiz → shuffled assertions → batches → judge → verdicts → scores, as events.
+
+Every verdict is written to the store when its batch ends, so a killed run resumes without paying
+twice; verdicts are also emitted the moment their reply line is parsed, so the UI fills live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+from quiztui.core.assertions import Assertion, decompose, render_batch, shuffled
+from quiztui.core.bayes import JudgeAccuracy, question_posterior
+from quiztui.core.kscore import Badge, badge, k_score
+from quiztui.core.quiz import Quiz
+from quiztui.core.verdicts import ParsedVerdict, StreamingVerdictParser
+from quiztui.errors import ProviderError, StoreError
+from quiztui.pipeline.events import (
+    AssertionUnjudged,
+    BatchFailed,
+    BatchRetried,
+    QuestionScored,
+    QuestionSummary,
+    RunFinished,
+    RunStarted,
+    RunSummary,
+    UsageUpdated,
+    VerdictReceived,
+    VetEvent,
+)
+from quiztui.pipeline.prompts import PromptTemplate
+from quiztui.providers.base import ChatRequest, Provider, RequestFailed, RetryNotice, StreamInterrupted
+from quiztui.store import Store
+from quiztui.store.cache import judge_key as make_judge_key
+
+
+@dataclass(frozen=True, slots=True)
+class VetSettings:
+    batch_size: int = 20
+    concurrency: int = 16
+    seed: int | None = None  # None: derived from the quiz content, so re-runs shuffle alike
+    max_reasks: int = 2
+    prior: float = 0.95
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    use_cache: bool = True
+
+
+@dataclass(slots=True)
+class _State:
+    verdict: bool | None = None
+    reason: str = ""
+    cached: bool = False
+    unjudged: str | None = None
+    attempts: int = 0
+
+
+@dataclass
+class _Counters:
+    requests: int = 0
+    retries: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cached: int = 0
+    reasked: int = 0
+    batches: int = 0
+
+
+def default_seed(quiz: Quiz) -> int:
+    return int(quiz.content_hash()[:8], 16)
+
+
+@dataclass
+class VetRun:
+    quiz: Quiz
+    provider: Provider
+    store: Store
+    prompt: PromptTemplate
+    settings: VetSettings = field(default_factory=VetSettings)
+    accuracy: JudgeAccuracy = field(default_factory=JudgeAccuracy)
+    resume_run_id: int | None = None
+    clock: Callable[[], float] = time.monotonic
+
+    run_id: int = 0
+
+    def judge_key(self) -> str:
+        p = self.provider
+        return make_judge_key(
+            provider=p.name,
+            model=p.model,
+            base_url=p.base_url,
+            prompt=self.prompt.system + "\x00" + self.prompt.user,
+            params={
+                "temperature": self.settings.temperature,
+                "max_tokens": self.settings.max_tokens,
+                "batch_size": self.settings.batch_size,
+            },
+        )
+
+    # setup ------------------------------------------------------------------------------------
+
+    def _prepare(self) -> tuple[list[Assertion], dict[int, _State], int, bool]:
+        by_uid = {a.uid: a for a in decompose(self.quiz)}
+        states: dict[int, _State] = {}
+        if self.resume_run_id is not None:
+            record = self.store.get_run(self.resume_run_id)
+            if record.quiz_hash != self.quiz.content_hash():
+                raise StoreError(
+                    f"run {record.id} was made on a different version of this quiz; start a new run"
+                )
+            if record.judge_key != self.judge_key():
+                raise StoreError(
+                    f"run {record.id} was judged by '{record.judge_label}'; configure the same judge"
+                    " (model, base URL, prompt, batch size) to resume it"
+                )
+            order = [by_uid[f"{qid}#{opt}"] for _, qid, opt, _, _ in self.store.run_order(record.id)]
+            for seq, stored in self.store.verdicts(record.id).items():
+                if stored.verdict is not None:
+                    states[seq] = _State(stored.verdict, stored.reason, True)
+            self.run_id = record.id
+            self.store.set_status(record.id, "running")
+            return order, states, record.seed, True
+        seed = self.settings.seed if self.settings.seed is not None else default_seed(self.quiz)
+        order = shuffled(list(by_uid.values()), seed)
+        p = self.provider
+        self.run_id = self.store.create_run(
+            quiz=self.quiz,
+            provider=p.name,
+            model=p.model,
+            base_url=p.base_url,
+            judge_label=p.label,
+            simulated=p.simulated,
+            judge_key=self.judge_key(),
+            prompt_hash=self.prompt.hash,
+            seed=seed,
+            batch_size=self.settings.batch_size,
+            params={
+                "concurrency": self.settings.concurrency,
+                "temperature": self.settings.temperature,
+                "max_reasks": self.settings.max_reasks,
+                "prior": self.settings.prior,
+                "tpr": self.accuracy.tpr,
+                "tnr": self.accuracy.tnr,
+                "calibration": self.accuracy.label,
+            },
+            order=order,
+        )
+        return order, states, seed, False
+
+    # the run ----------------------------------------------------------------------------------
+
+    async def events(self) -> AsyncIterator[VetEvent]:
+        started = self.clock()
+        order, states, seed, resumed = self._prepare()
+        for seq in range(len(order)):
+            states.setdefault(seq, _State())
+        judge = self.judge_key()
+        use_cache = self.settings.use_cache and not self.provider.simulated
+        counters = _Counters()
+        queue: asyncio.Queue[VetEvent | None] = asyncio.Queue()
+        emit = queue.put_nowait
+
+        restored = [seq for seq, st in states.items() if st.verdict is not None]
+        pending = [seq for seq in range(len(order)) if states[seq].verdict is None]
+        if use_cache and pending:
+            hits = self.store.cache.get_many(judge, [order[s].text for s in pending])
+            from_cache = []
+            for seq in pending:
+                hit = hits.get(order[seq].text)
+                if hit is not None:
+                    states[seq] = _State(hit[0], hit[1], True)
+                    from_cache.append((seq, hit[0], hit[1]))
+            if from_cache:
+                self.store.record_cached(self.run_id, from_cache)
+            counters.cached = len(from_cache)
+            restored += [s for s, _, _ in from_cache]
+            pending = [seq for seq in pending if states[seq].verdict is None]
+
+        size = self.settings.batch_size
+        yield RunStarted(
+            run_id=self.run_id,
+            quiz_title=self.quiz.title,
+            quiz_path=self.quiz.source_path,
+            questions=len(self.quiz.questions),
+            assertions=len(order),
+            batches=-(-len(pending) // size),
+            already_judged=len(restored),
+            judge_label=self.provider.label,
+            simulated=self.provider.simulated,
+            seed=seed,
+            batch_size=size,
+            concurrency=self.settings.concurrency,
+            calibration=self.accuracy.label,
+            resumed=resumed,
+        )
+        for seq in sorted(restored):
+            a, st = order[seq], states[seq]
+            yield VerdictReceived(seq, a.question_id, a.option_index, bool(st.verdict), st.reason, True)
+
+        seqs_by_question: dict[str, list[int]] = {}
+        for seq, a in enumerate(order):
+            seqs_by_question.setdefault(a.question_id, []).append(seq)
+
+        def score(question_id: str) -> QuestionScored:
+            q = self.quiz.question(question_id)
+            verdicts: list[bool | None] = [None] * q.n
+            unjudged = pending_n = 0
+            for seq in seqs_by_question[question_id]:
+                st = states[seq]
+                verdicts[order[seq].option_index] = st.verdict
+                if st.verdict is None:
+                    if st.unjudged is not None:
+                        unjudged += 1
+                    else:
+                        pending_n += 1
+            keyed = [i == q.key for i in range(q.n)]
+            k = k_score(keyed, verdicts)
+            post = question_posterior(verdicts, q.key, self.accuracy, self.settings.prior)
+            b = Badge.PENDING if pending_n else badge(q.n, k, unjudged)
+            judged = sum(v is not None for v in verdicts)
+            return QuestionScored(
+                q.id, k, q.n, judged, b, post.confidence, post.suggested, post.suggested_p
+            )
+
+        for qid in dict.fromkeys(order[s].question_id for s in restored):
+            yield score(qid)
+
+        todo: deque[int] = deque(pending)
+        in_flight = 0
+        cond = asyncio.Condition()
+        base_usage = (self.provider.usage.requests, self.provider.usage.retries)
+        fatal: list[BaseException] = []
+
+        def usage_event() -> UsageUpdated:
+            judged = sum(st.verdict is not None for st in states.values())
+            unjudged = sum(st.unjudged is not None for st in states.values())
+            return UsageUpdated(
+                requests=self.provider.usage.requests - base_usage[0],
+                retries=self.provider.usage.retries - base_usage[1],
+                tokens_in=counters.tokens_in,
+                tokens_out=counters.tokens_out,
+                judged=judged,
+                unjudged=unjudged,
+                total=len(order),
+                cached=counters.cached,
+            )
+
+        def give_up_or_requeue(seqs: list[int], why: str) -> list[int]:
+            """Re-queue assertions still under the re-ask limit; mark the rest unjudged."""
+            dead = []
+            for seq in seqs:
+                st = states[seq]
+                if st.attempts <= self.settings.max_reasks:
+                    todo.append(seq)
+                    counters.reasked += 1
+                else:
+                    st.unjudged = f"{why} (after {st.attempts} attempts)"
+                    dead.append(seq)
+            if dead:
+                self.store.record_unjudged(self.run_id, [(s, states[s].unjudged or why) for s in dead])
+                for s in dead:
+                    a = order[s]
+                    emit(AssertionUnjudged(s, a.question_id, a.option_index, states[s].unjudged or why))
+            return dead
+
+        async def judge_batch(batch_no: int, seqs: list[int]) -> None:
+            for seq in seqs:
+                states[seq].attempts += 1
+            prompt, id_map = render_batch(self.prompt.user, (order[s] for s in seqs))
+            seq_of = {ident: seq for ident, seq in zip(id_map, seqs, strict=True)}
+            batch_id = self.store.start_batch(self.run_id, batch_no, prompt)
+            parser = StreamingVerdictParser(id_map.keys())
+            got: dict[str, ParsedVerdict] = {}
+
+            def take(found: list[ParsedVerdict]) -> None:
+                for v in found:
+                    got[v.id] = v  # the last verdict per id wins
+                    seq = seq_of[v.id]
+                    a = order[seq]
+                    emit(VerdictReceived(seq, a.question_id, a.option_index, v.verdict, v.reason))
+
+            def on_retry(notice: RetryNotice) -> None:
+                emit(BatchRetried(batch_no, notice.attempt, notice.error, notice.delay))
+
+            request = ChatRequest(
+                messages=(("system", self.prompt.system), ("user", prompt)),
+                temperature=self.settings.temperature,
+                max_tokens=self.settings.max_tokens,
+            )
+            status, error, raw = "ok", None, ""
+            tokens_in = tokens_out = 0
+            try:
+                result = await self.provider.complete(
+                    request, on_text=lambda t: take(parser.feed(t)), on_retry=on_retry
+                )
+                raw, tokens_in, tokens_out = result.text, result.tokens_in, result.tokens_out
+                if result.finish_reason not in (None, "stop", "length"):
+                    error = f"finish_reason={result.finish_reason}"
+            except StreamInterrupted as exc:
+                status, error, raw = "cut", str(exc), exc.partial
+            except RequestFailed as exc:
+                status, error = "failed", str(exc)
+                if not exc.retryable and exc.status in (401, 403, 404):
+                    fatal.append(exc)
+            take(parser.close())
+            for seq in seqs:
+                st = states[seq]
+                ident = next(i for i, s in seq_of.items() if s == seq)
+                if ident in got:
+                    st.verdict, st.reason = got[ident].verdict, got[ident].reason
+            verdict_rows = [(seq_of[i], v.verdict, v.reason) for i, v in got.items()]
+            counters.tokens_in += tokens_in
+            counters.tokens_out += tokens_out
+            self.store.finish_batch(
+                batch_id,
+                status=status,
+                raw_reply=raw,
+                error=error,
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+                verdicts=verdict_rows,
+                run_id=self.run_id,
+                cache_judge=judge if use_cache else None,
+                cache_items=[(order[s].text, v, r) for s, v, r in verdict_rows],
+            )
+            missing = [seq for seq in seqs if states[seq].verdict is None]
+            if status in ("failed", "cut"):
+                emit(BatchFailed(batch_no, error or status, len(missing)))
+            if missing:
+                if status == "failed":
+                    why = error or "request failed"
+                elif status == "cut":
+                    why = "stream cut before its verdict"
+                elif not got:
+                    why = "reply had no verdicts" + (f" ({error})" if error else " (refusal?)")
+                else:
+                    why = "id missing from the reply"
+                if fatal:
+                    for seq in missing:
+                        states[seq].attempts = self.settings.max_reasks + 1
+                give_up_or_requeue(missing, why)
+            for qid in dict.fromkeys(order[s].question_id for s in seqs):
+                emit(score(qid))
+            emit(usage_event())
+
+        async def worker() -> None:
+            nonlocal in_flight
+            while True:
+                async with cond:
+                    while not todo and in_flight:
+                        await cond.wait()
+                    if not todo or fatal:
+                        cond.notify_all()
+                        return
+                    seqs = [todo.popleft() for _ in range(min(size, len(todo)))]
+                    in_flight += 1
+                    counters.batches += 1
+                    batch_no = counters.batches
+                try:
+                    await judge_batch(batch_no, seqs)
+                finally:
+                    async with cond:
+                        in_flight -= 1
+                        cond.notify_all()
+
+        async def drive() -> None:
+            try:
+                workers = [asyncio.create_task(worker()) for _ in range(max(1, self.settings.concurrency))]
+                try:
+                    await asyncio.gather(*workers)
+                finally:
+                    for w in workers:
+                        w.cancel()
+                    await asyncio.gather(*workers, return_exceptions=True)
+            finally:
+                queue.put_nowait(None)
+
+        status = "finished"
+        driver = asyncio.create_task(drive())
+        try:
+            while True:
+                event = await queue.get()
+                if event is None:
+                    break
+                yield event
+            await driver
+        except (asyncio.CancelledError, GeneratorExit):
+            status = "cancelled"
+            raise
+        finally:
+            if not driver.done():
+                driver.cancel()
+                try:
+                    await driver
+                except (asyncio.CancelledError, Exception):
+                    pass
+            if status == "cancelled":
+                self.store.finish_run(self.run_id, "cancelled", None)
+        if fatal:
+            leftover = [s for s in range(len(order)) if states[s].verdict is None and states[s].unjudged is None]
+            why = f"run stopped: {fatal[0]}"
+            for s in leftover:
+                states[s].unjudged = why
+            self.store.record_unjudged(self.run_id, [(s, why) for s in leftover])
+            for s in leftover:
+                a = order[s]
+                yield AssertionUnjudged(s, a.question_id, a.option_index, why)
+            status = "failed"
+        scores = {q.id: score(q.id) for q in self.quiz.questions}
+        for qs in scores.values():
+            yield qs
+        yield usage_event()
+        summary = self._summary(order, states, scores, counters, status, started, seed,
+                                str(fatal[0]) if fatal else None, usage_event())
+        self.store.finish_run(self.run_id, status, summary_to_dict(summary))
+        yield RunFinished(summary)
+
+    def _summary(self, order, states, scores, counters, status, started, seed, error, usage):  # type: ignore[no-untyped-def]
+        seqs: dict[tuple[str, int], int] = {(a.question_id, a.option_index): s for s, a in enumerate(order)}
+        questions = []
+        counts: dict[str, int] = {}
+        for q in self.quiz.questions:
+            sc: QuestionScored = scores[q.id]
+            sts = [states[seqs[(q.id, i)]] for i in range(q.n)]
+            counts[sc.badge.value] = counts.get(sc.badge.value, 0) + 1
+            questions.append(
+                QuestionSummary(
+                    question_id=q.id,
+                    text=q.text,
+                    options=q.options,
+                    key=q.key,
+                    k=sc.k,
+                    badge=sc.badge,
+                    confidence=sc.confidence,
+                    suggested_option=sc.suggested_option,
+                    suggested_p=sc.suggested_p,
+                    verdicts=tuple(st.verdict for st in sts),
+                    reasons=tuple(st.reason if st.verdict is not None else (st.unjudged or "") for st in sts),
+                )
+            )
+        return RunSummary(
+            run_id=self.run_id,
+            status=status,
+            quiz_title=self.quiz.title,
+            quiz_path=self.quiz.source_path,
+            judge_label=self.provider.label,
+            simulated=self.provider.simulated,
+            calibration=self.accuracy.label,
+            seed=seed,
+            batch_size=self.settings.batch_size,
+            tpr=self.accuracy.tpr,
+            tnr=self.accuracy.tnr,
+            prior=self.settings.prior,
+            questions=tuple(questions),
+            badge_counts=counts,
+            requests=usage.requests,
+            retries=usage.retries,
+            tokens_in=usage.tokens_in,
+            tokens_out=usage.tokens_out,
+            judged=usage.judged,
+            unjudged=usage.unjudged,
+            cached=counters.cached,
+            reasked=counters.reasked,
+            elapsed=self.clock() - started,
+            error=error,
+        )
+
+
+def summary_to_dict(summary: RunSummary) -> dict:  # type: ignore[type-arg]
+    from dataclasses import asdict
+
+    data = asdict(summary)
+    for q in data["questions"]:
+        q["badge"] = str(q["badge"])
+    return data
+
+
+__all__ = ["VetRun", "VetSettings", "default_seed", "summary_to_dict", "ProviderError"]

@@ -1,0 +1,107 @@
+"""The provider interface: send messages, stream text back, report usage."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from quiztui.errors import ProviderError
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    messages: tuple[tuple[str, str], ...]  # (role, content)
+    temperature: float = 0.0
+    max_tokens: int | None = None
+
+    def cache_params(self) -> dict[str, object]:
+        """Parameters that change the output (retry and concurrency settings do not)."""
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+
+
+@dataclass(slots=True)
+class ChatResult:
+    text: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    finish_reason: str | None = None
+    attempts: int = 1
+
+
+@dataclass(slots=True)
+class RetryNotice:
+    attempt: int
+    error: str
+    delay: float
+
+
+class StreamInterrupted(ProviderError):
+    """The reply stream broke after text had arrived; ``partial`` holds what came through."""
+
+    def __init__(self, message: str, partial: str) -> None:
+        super().__init__(message)
+        self.partial = partial
+
+
+class RequestFailed(ProviderError):
+    """A request failed for good (retries exhausted, or an error that retrying cannot fix)."""
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+
+
+OnText = Callable[[str], None]
+OnRetry = Callable[[RetryNotice], None]
+
+
+@dataclass
+class Usage:
+    requests: int = 0
+    retries: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+
+
+class Provider(Protocol):
+    """What the pipeline needs from a model API."""
+
+    name: str
+    model: str
+    base_url: str
+    simulated: bool
+    usage: Usage
+
+    @property
+    def label(self) -> str: ...
+
+    async def complete(
+        self,
+        request: ChatRequest,
+        *,
+        on_text: OnText | None = None,
+        on_retry: OnRetry | None = None,
+    ) -> ChatResult:
+        """Run one chat request; with ``on_text`` the reply is streamed and each delta passed on.
+
+        Raises :class:`StreamInterrupted` when a stream breaks after text arrived (the caller
+        keeps what was parsed) and :class:`RequestFailed` when retries are exhausted.
+        """
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+async def iterate_lines(chunks: AsyncIterator[str]) -> AsyncIterator[str]:
+    """Split a stream of text chunks into lines (helper for providers that need it)."""
+    buf = ""
+    async for chunk in chunks:
+        buf += chunk
+        while "\n" in buf:
+            line, buf = buf.split("\n", 1)
+            yield line
+    if buf:
+        yield buf

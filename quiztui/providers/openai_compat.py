@@ -1,0 +1,215 @@
+"""OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp server, LM Studio…).
+
+One ``httpx.AsyncClient`` per provider, a semaphore for the concurrency limit, retries with
+exponential backoff and jitter on 408/429/5xx, timeouts and connection errors, honouring
+``Retry-After``. Streaming uses server-sent events; a stream that breaks after text arrived raises
+:class:`StreamInterrupted` with the partial text so the caller keeps what it already parsed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+from typing import Any
+
+import httpx
+
+from quiztui.providers.base import (
+    ChatRequest,
+    ChatResult,
+    OnRetry,
+    OnText,
+    RequestFailed,
+    RetryNotice,
+    StreamInterrupted,
+    Usage,
+)
+from quiztui.providers.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
+
+_TRANSIENT = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+
+
+class _Retryable(Exception):
+    def __init__(self, error: str, retry_after: float | None = None) -> None:
+        super().__init__(error)
+        self.error = error
+        self.retry_after = retry_after
+
+
+def _error_detail(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+        message = body.get("error", {}).get("message") if isinstance(body, dict) else None
+    except (ValueError, AttributeError):
+        message = None
+    text = f"HTTP {response.status_code}"
+    return f"{text}: {str(message)[:200]}" if message else text
+
+
+class OpenAICompatProvider:
+    name = "openai-compat"
+    simulated = False
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key_env: str | None = None,
+        concurrency: int = 16,
+        timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
+        stream: bool = True,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.stream = stream
+        self.retry = retry or RetryPolicy()
+        self.usage = Usage()
+        self._sem = asyncio.Semaphore(max(1, concurrency))
+        self._rng = random.Random()
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get(api_key_env) if api_key_env else None
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        limits = httpx.Limits(max_connections=max(1, concurrency), max_keepalive_connections=max(1, concurrency))
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url,
+            headers=headers,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            limits=limits,
+            transport=transport,
+        )
+
+    @property
+    def label(self) -> str:
+        return f"{self.model} @ {self.base_url}"
+
+    def _body(self, request: ChatRequest, stream: bool) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": r, "content": c} for r, c in request.messages],
+            "temperature": request.temperature,
+            "stream": stream,
+        }
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    async def complete(
+        self,
+        request: ChatRequest,
+        *,
+        on_text: OnText | None = None,
+        on_retry: OnRetry | None = None,
+    ) -> ChatResult:
+        stream = self.stream and on_text is not None
+        attempt = 0
+        async with self._sem:
+            while True:
+                attempt += 1
+                self.usage.requests += 1
+                try:
+                    if stream:
+                        result = await self._stream_once(request, on_text)  # type: ignore[arg-type]
+                    else:
+                        result = await self._once(request)
+                        if on_text is not None and result.text:
+                            on_text(result.text)
+                    result.attempts = attempt
+                    self.usage.tokens_in += result.tokens_in
+                    self.usage.tokens_out += result.tokens_out
+                    return result
+                except _Retryable as exc:
+                    self.usage.errors[exc.error.split(":")[0]] = self.usage.errors.get(exc.error.split(":")[0], 0) + 1
+                    if attempt > self.retry.max_retries:
+                        raise RequestFailed(f"{exc.error} (gave up after {attempt} attempts)") from None
+                    delay = self.retry.delay(attempt, exc.retry_after, self._rng)
+                    self.usage.retries += 1
+                    if on_retry is not None:
+                        on_retry(RetryNotice(attempt, exc.error, delay))
+                    await asyncio.sleep(delay)
+
+    def _check_status(self, response: httpx.Response) -> None:
+        if response.status_code < 400:
+            return
+        detail = _error_detail(response)
+        if response.status_code in RETRYABLE_STATUS:
+            raise _Retryable(detail, parse_retry_after(response.headers.get("retry-after")))
+        raise RequestFailed(detail, status=response.status_code, retryable=False)
+
+    async def _once(self, request: ChatRequest) -> ChatResult:
+        try:
+            response = await self._client.post("/chat/completions", json=self._body(request, False))
+        except _TRANSIENT as exc:
+            raise _Retryable(type(exc).__name__) from None
+        self._check_status(response)
+        try:
+            data = response.json()
+            choice = data["choices"][0]
+            text = choice["message"].get("content") or ""
+            usage = data.get("usage") or {}
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            raise _Retryable("malformed response body") from None
+        return ChatResult(
+            text=text,
+            tokens_in=int(usage.get("prompt_tokens") or 0),
+            tokens_out=int(usage.get("completion_tokens") or 0),
+            finish_reason=choice.get("finish_reason"),
+        )
+
+    async def _stream_once(self, request: ChatRequest, on_text: OnText) -> ChatResult:
+        result = ChatResult()
+        parts: list[str] = []
+        done = False
+        try:
+            async with self._client.stream(
+                "POST", "/chat/completions", json=self._body(request, True)
+            ) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    self._check_status(response)
+                async for line in response.aiter_lines():
+                    if not line.startswith("data:"):
+                        continue
+                    payload = line[5:].strip()
+                    if payload == "[DONE]":
+                        done = True
+                        break
+                    try:
+                        chunk = json.loads(payload)
+                    except ValueError:
+                        continue  # a malformed event: skip it, the parser re-asks missing ids
+                    if not isinstance(chunk, dict):
+                        continue
+                    if chunk.get("error"):
+                        raise _Retryable(f"stream error: {str(chunk['error'])[:200]}")
+                    usage = chunk.get("usage")
+                    if usage:
+                        result.tokens_in = int(usage.get("prompt_tokens") or 0)
+                        result.tokens_out = int(usage.get("completion_tokens") or 0)
+                    for choice in chunk.get("choices") or []:
+                        delta = (choice.get("delta") or {}).get("content")
+                        if delta:
+                            parts.append(delta)
+                            on_text(delta)
+                        if choice.get("finish_reason"):
+                            result.finish_reason = choice["finish_reason"]
+        except _TRANSIENT as exc:
+            if parts:
+                raise StreamInterrupted(f"stream cut ({type(exc).__name__})", "".join(parts)) from None
+            raise _Retryable(type(exc).__name__) from None
+        result.text = "".join(parts)
+        if not done and result.finish_reason is None:
+            if parts:
+                raise StreamInterrupted("stream ended without [DONE]", result.text)
+            raise _Retryable("empty stream")
+        return result
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

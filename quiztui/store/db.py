@@ -1,0 +1,117 @@
+"""Opening the database, the schema and its migrations (PRAGMA user_version)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from quiztui.errors import StoreError
+
+SCHEMA_V1 = """
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    created_at REAL NOT NULL,
+    finished_at REAL,
+    status TEXT NOT NULL,
+    kind TEXT NOT NULL DEFAULT 'vet',
+    quiz_path TEXT,
+    quiz_title TEXT NOT NULL,
+    quiz_hash TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    base_url TEXT NOT NULL,
+    judge_label TEXT NOT NULL,
+    simulated INTEGER NOT NULL,
+    judge_key TEXT NOT NULL,
+    prompt_hash TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    batch_size INTEGER NOT NULL,
+    params_json TEXT NOT NULL,
+    summary_json TEXT
+);
+CREATE TABLE questions (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    question_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    options_json TEXT NOT NULL,
+    key INTEGER NOT NULL,
+    truth INTEGER,
+    PRIMARY KEY (run_id, question_id)
+);
+CREATE TABLE assertions (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    question_id TEXT NOT NULL,
+    option_index INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    keyed INTEGER NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE batches (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    batch_no INTEGER NOT NULL,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    status TEXT NOT NULL,
+    error TEXT,
+    prompt TEXT NOT NULL,
+    raw_reply TEXT,
+    tokens_in INTEGER NOT NULL DEFAULT 0,
+    tokens_out INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX batches_run ON batches(run_id);
+CREATE TABLE verdicts (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    verdict INTEGER,
+    reason TEXT NOT NULL DEFAULT '',
+    cached INTEGER NOT NULL DEFAULT 0,
+    p_true REAL,
+    batch_id INTEGER REFERENCES batches(id),
+    unjudged_reason TEXT,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE usage (
+    run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    requests INTEGER NOT NULL DEFAULT 0,
+    retries INTEGER NOT NULL DEFAULT 0,
+    tokens_in INTEGER NOT NULL DEFAULT 0,
+    tokens_out INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE cache (
+    key TEXT PRIMARY KEY,
+    verdict INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+"""
+
+MIGRATIONS: list[str] = [SCHEMA_V1]
+
+
+def connect(path: Path | str) -> sqlite3.Connection:
+    """Open (creating if needed) the store at ``path`` and bring its schema up to date."""
+    path = Path(path)
+    try:
+        if str(path) != ":memory:":
+            path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA busy_timeout=5000")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise StoreError(f"{path}: database schema {version} is newer than this quiztui")
+        for number in range(version, len(MIGRATIONS)):
+            conn.execute("BEGIN")
+            for statement in MIGRATIONS[number].split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number + 1}")
+            conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: cannot open the run store: {exc}") from None
+    return conn

@@ -1,0 +1,239 @@
+"""Runs, their questions, assertions, batches (raw replies), verdicts and usage."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from quiztui.core.assertions import Assertion
+from quiztui.core.quiz import Quiz
+from quiztui.errors import StoreError
+from quiztui.store.cache import VerdictCache
+from quiztui.store.db import connect
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    id: int
+    created_at: float
+    finished_at: float | None
+    status: str
+    quiz_path: str | None
+    quiz_title: str
+    quiz_hash: str
+    provider: str
+    model: str
+    base_url: str
+    judge_label: str
+    simulated: bool
+    judge_key: str
+    prompt_hash: str
+    seed: int
+    batch_size: int
+    params: dict[str, Any]
+    summary: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredVerdict:
+    seq: int
+    verdict: bool | None
+    reason: str
+    cached: bool
+    unjudged_reason: str | None
+
+
+class Store:
+    """One SQLite file. Every write commits at once, so a killed run loses nothing judged."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.conn = connect(self.path)
+        self.cache = VerdictCache(self.conn)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.conn.execute("BEGIN")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+
+    # runs -----------------------------------------------------------------------------------
+
+    def create_run(
+        self,
+        *,
+        quiz: Quiz,
+        provider: str,
+        model: str,
+        base_url: str,
+        judge_label: str,
+        simulated: bool,
+        judge_key: str,
+        prompt_hash: str,
+        seed: int,
+        batch_size: int,
+        params: dict[str, Any],
+        order: Sequence[Assertion],
+    ) -> int:
+        with self.transaction() as c:
+            cur = c.execute(
+                """INSERT INTO runs(created_at, status, quiz_path, quiz_title, quiz_hash, provider,
+                   model, base_url, judge_label, simulated, judge_key, prompt_hash, seed,
+                   batch_size, params_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                (
+                    time.time(), "running", quiz.source_path, quiz.title, quiz.content_hash(),
+                    provider, model, base_url, judge_label, int(simulated), judge_key,
+                    prompt_hash, seed, batch_size, json.dumps(params, sort_keys=True),
+                ),
+            )
+            run_id = int(cur.lastrowid or 0)
+            c.executemany(
+                "INSERT INTO questions VALUES (?,?,?,?,?,?,?)",
+                [
+                    (run_id, pos, q.id, q.text, json.dumps(list(q.options)), q.key, quiz.truth.get(q.id))
+                    for pos, q in enumerate(quiz.questions)
+                ],
+            )
+            c.executemany(
+                "INSERT INTO assertions VALUES (?,?,?,?,?,?)",
+                [
+                    (run_id, seq, a.question_id, a.option_index, a.text, int(a.keyed))
+                    for seq, a in enumerate(order)
+                ],
+            )
+            c.execute("INSERT INTO usage(run_id) VALUES (?)", (run_id,))
+        return run_id
+
+    def get_run(self, run_id: int) -> RunRecord:
+        row = self.conn.execute(
+            """SELECT id, created_at, finished_at, status, quiz_path, quiz_title, quiz_hash, provider,
+               model, base_url, judge_label, simulated, judge_key, prompt_hash, seed, batch_size,
+               params_json, summary_json FROM runs WHERE id = ?""",
+            (run_id,),
+        ).fetchone()
+        if row is None:
+            raise StoreError(f"{self.path}: no run with id {run_id}")
+        return RunRecord(
+            *row[:11], bool(row[11]), *row[12:16], json.loads(row[16]),
+            json.loads(row[17]) if row[17] else None,
+        )
+
+    def list_runs(self, limit: int = 50) -> list[RunRecord]:
+        ids = [r[0] for r in self.conn.execute("SELECT id FROM runs ORDER BY id DESC LIMIT ?", (limit,))]
+        return [self.get_run(i) for i in ids]
+
+    def run_order(self, run_id: int) -> list[tuple[int, str, int, str, bool]]:
+        """(seq, question_id, option_index, text, keyed) in run order."""
+        return [
+            (seq, qid, opt, text, bool(keyed))
+            for seq, qid, opt, text, keyed in self.conn.execute(
+                "SELECT seq, question_id, option_index, text, keyed FROM assertions"
+                " WHERE run_id = ? ORDER BY seq",
+                (run_id,),
+            )
+        ]
+
+    def finish_run(self, run_id: int, status: str, summary: dict[str, Any] | None) -> None:
+        self.conn.execute(
+            "UPDATE runs SET status = ?, finished_at = ?, summary_json = ? WHERE id = ?",
+            (status, time.time(), json.dumps(summary) if summary is not None else None, run_id),
+        )
+
+    def set_status(self, run_id: int, status: str) -> None:
+        self.conn.execute("UPDATE runs SET status = ? WHERE id = ?", (status, run_id))
+
+    # batches and verdicts ---------------------------------------------------------------------
+
+    def start_batch(self, run_id: int, batch_no: int, prompt: str) -> int:
+        cur = self.conn.execute(
+            "INSERT INTO batches(run_id, batch_no, started_at, status, prompt) VALUES (?,?,?,?,?)",
+            (run_id, batch_no, time.time(), "sent", prompt),
+        )
+        return int(cur.lastrowid or 0)
+
+    def finish_batch(
+        self,
+        batch_id: int,
+        *,
+        status: str,
+        raw_reply: str | None,
+        error: str | None,
+        tokens_in: int,
+        tokens_out: int,
+        verdicts: Sequence[tuple[int, bool, str]],
+        run_id: int,
+        requests: int = 1,
+        retries: int = 0,
+        cache_judge: str | None = None,
+        cache_items: Sequence[tuple[str, bool, str]] = (),
+    ) -> None:
+        """Record a batch's raw reply, its verdicts, usage and cache entries in one transaction."""
+        with self.transaction() as c:
+            if cache_judge is not None and cache_items:
+                self.cache.put_many(cache_judge, cache_items)
+            c.execute(
+                """UPDATE usage SET requests = requests + ?, retries = retries + ?,
+                   tokens_in = tokens_in + ?, tokens_out = tokens_out + ? WHERE run_id = ?""",
+                (requests, retries, tokens_in, tokens_out, run_id),
+            )
+            c.execute(
+                """UPDATE batches SET finished_at = ?, status = ?, raw_reply = ?, error = ?,
+                   tokens_in = ?, tokens_out = ? WHERE id = ?""",
+                (time.time(), status, raw_reply, error, tokens_in, tokens_out, batch_id),
+            )
+            c.executemany(
+                """INSERT OR REPLACE INTO verdicts(run_id, seq, verdict, reason, cached, batch_id)
+                   VALUES (?,?,?,?,0,?)""",
+                [(run_id, seq, int(v), reason, batch_id) for seq, v, reason in verdicts],
+            )
+
+    def record_cached(self, run_id: int, verdicts: Iterable[tuple[int, bool, str]]) -> None:
+        with self.transaction() as c:
+            c.executemany(
+                """INSERT OR REPLACE INTO verdicts(run_id, seq, verdict, reason, cached)
+                   VALUES (?,?,?,?,1)""",
+                [(run_id, seq, int(v), reason) for seq, v, reason in verdicts],
+            )
+
+    def record_unjudged(self, run_id: int, items: Iterable[tuple[int, str]]) -> None:
+        with self.transaction() as c:
+            c.executemany(
+                """INSERT OR REPLACE INTO verdicts(run_id, seq, verdict, reason, unjudged_reason)
+                   VALUES (?,?,NULL,'',?)""",
+                [(run_id, seq, reason) for seq, reason in items],
+            )
+
+    def verdicts(self, run_id: int) -> dict[int, StoredVerdict]:
+        return {
+            seq: StoredVerdict(seq, None if v is None else bool(v), reason, bool(cached), unj)
+            for seq, v, reason, cached, unj in self.conn.execute(
+                "SELECT seq, verdict, reason, cached, unjudged_reason FROM verdicts WHERE run_id = ?",
+                (run_id,),
+            )
+        }
+
+    def usage(self, run_id: int) -> dict[str, int]:
+        row = self.conn.execute(
+            "SELECT requests, retries, tokens_in, tokens_out FROM usage WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        return dict(zip(("requests", "retries", "tokens_in", "tokens_out"), row or (0, 0, 0, 0), strict=True))

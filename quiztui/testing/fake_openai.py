@@ -1,0 +1,635 @@
+"""A loopback OpenAI-compatible chat server for tests and benchmarks: real sockets, real SSE.
+
+The server answers ``POST /v1/chat/completions`` from a truth table with the same deterministic
+oracle the simulated provider uses (:func:`quiztui.core.simulation.oracle_reply`), so a judge
+reached over HTTP says exactly what the simulated judge says. It serves ``GET /v1/models`` too.
+It speaks HTTP/1.1 with keep-alive on its own asyncio loop in a background thread; latency and
+stream delays are ``asyncio.sleep`` calls, so slow requests never hold up others.
+
+Faults, injected at a seeded random rate or queued with :meth:`FakeOpenAI.inject`, apply to chat
+requests only: ``429`` (with ``Retry-After``), ``500``, ``drop`` (close without a response),
+``cut`` (close halfway through the body), ``malformed`` (garbage lines instead of some verdicts),
+``missing`` (about a third of the ids left out) and ``refusal`` (no verdicts at all).
+
+Token counts are an approximation, not a tokenizer: ``ceil(len(text) / 4)`` for every message's
+content, summed, gives ``prompt_tokens``; the same over the reply gives ``completion_tokens``.
+
+The request log records whether an ``Authorization`` header was sent, never its value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hmac
+import json
+import math
+import random
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any
+
+from quiztui.core.assertions import decompose, parse_rendered_batch
+from quiztui.core.simulation import oracle_reply
+
+if TYPE_CHECKING:
+    from quiztui.core.quiz import Quiz
+
+__all__ = [
+    "FAULT_KINDS",
+    "REFUSAL_TEXT",
+    "FakeOpenAI",
+    "RequestRecord",
+    "approx_tokens",
+    "truth_from_quiz",
+]
+
+FAULT_KINDS: tuple[str, ...] = ("429", "500", "drop", "cut", "malformed", "missing", "refusal")
+REFUSAL_TEXT = "I'm sorry, but I can't help with that."
+CHAT_PATH = "/v1/chat/completions"
+_JSON = "application/json"
+_COMPACT = (",", ":")
+_INVALID = "invalid_request_error"
+
+
+def approx_tokens(text: str) -> int:
+    """The server's token count for a text: one token per four characters, rounded up."""
+    return math.ceil(len(text) / 4)
+
+
+def truth_from_quiz(quiz: Quiz) -> dict[str, bool]:
+    """Assertion text → truth, from ``quiz.truth`` (question id → true option) or else the key."""
+    out: dict[str, bool] = {}
+    for a in decompose(quiz):
+        true_index = quiz.truth.get(a.question_id)
+        out[a.text] = a.keyed if true_index is None else a.option_index == true_index
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """One request as the server saw it. ``status`` is None when the connection was dropped."""
+
+    index: int
+    time: float  # time.time() at arrival
+    method: str
+    path: str
+    model: str | None
+    stream: bool
+    texts: tuple[str, ...]  # assertion texts asked, in prompt order
+    ids: tuple[str, ...]  # their ids (A1, A2, ...)
+    status: int | None
+    fault: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    had_auth: bool
+    faulted_ids: tuple[str, ...] = ()  # ids left out ("missing") or garbled ("malformed")
+
+
+class _Reply(Exception):
+    """An error reply in OpenAI's format, raised while handling a request."""
+
+    def __init__(
+        self, status: int, message: str, kind: str, code: str | None = None, **headers: str
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        error = {"message": message, "type": kind, "param": None, "code": code}
+        self.body = json.dumps({"error": error}).encode()
+        self.headers = {k.replace("_", "-"): v for k, v in headers.items()}
+
+
+def _head(status: int, headers: Mapping[str, str], keep_alive: bool) -> bytes:
+    lines = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}"]
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    lines.append("Connection: keep-alive" if keep_alive else "Connection: close")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _chunk(data: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+_DONE = _chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"  # the last SSE event, then end of body
+
+
+def _sse(obj: Any) -> bytes:
+    return _chunk(b"data: " + json.dumps(obj, separators=_COMPACT).encode() + b"\n\n")
+
+
+class FakeOpenAI:
+    """An OpenAI-compatible server on 127.0.0.1 in a background thread.
+
+    ``with FakeOpenAI(truth=...) as server: client(base_url=server.base_url)``. Port 0 picks a
+    free port. Settings are plain attributes and may be changed while the server runs.
+    """
+
+    def __init__(
+        self,
+        truth: Mapping[str, bool] | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        models: str | Sequence[str] = "fake-judge",
+        tpr: float = 1.0,
+        tnr: float = 1.0,
+        seed: int = 0,
+        latency: float = 0.0,
+        stream_delay: float = 0.0,
+        chunk_lines: int = 1,
+        chunk_chars: int | None = None,
+        require_key: str | None = None,
+        fault_rate: float = 0.0,
+        fault_kinds: Sequence[str] = FAULT_KINDS,
+        fault_seed: int = 0,
+        retry_after: float = 1,
+    ) -> None:
+        for kind in fault_kinds:
+            _check_kind(kind)
+        if chunk_lines < 1 or (chunk_chars is not None and chunk_chars < 1):
+            raise ValueError("chunk_lines and chunk_chars must be >= 1")
+        self.truth: Mapping[str, bool] = dict(truth or {})
+        self.host, self.port = host, port
+        self.models = [models] if isinstance(models, str) else list(models)
+        self.tpr, self.tnr, self.seed = tpr, tnr, seed
+        self.latency, self.stream_delay = latency, stream_delay
+        self.chunk_lines, self.chunk_chars = chunk_lines, chunk_chars
+        self.require_key = require_key
+        self.fault_rate, self.fault_kinds = fault_rate, list(fault_kinds)
+        self.fault_seed = fault_seed
+        self.retry_after = retry_after
+        self._fault_rng = random.Random(fault_seed)
+        self._queued: deque[str] = deque()
+        self._lock = threading.Lock()
+        self._log: list[RequestRecord] = []
+        self._next_index = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @classmethod
+    def from_quiz(cls, quiz: Quiz, **kwargs: Any) -> FakeOpenAI:
+        return cls(truth_from_quiz(quiz), **kwargs)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> FakeOpenAI:
+        if self._thread is not None:
+            raise RuntimeError("server already started")
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        self._thread = threading.Thread(target=self._run, name="fake-openai", daemon=True)
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._open(), loop).result(timeout=10)
+        return self
+
+    def stop(self) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(self._close(), loop).result(timeout=10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        self._loop = self._thread = self._server = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        assert self._loop is not None
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_forever()
+        finally:
+            self._loop.close()
+
+    async def _open(self) -> None:
+        self._server = await asyncio.start_server(
+            self._serve_connection, self.host, self.port, backlog=1024, limit=1 << 22
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _close(self) -> None:
+        assert self._server is not None
+        self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._server.wait_closed()
+
+    # -- faults and the log ----------------------------------------------------------------
+
+    def inject(self, kind: str, times: int = 1) -> None:
+        """Give the next ``times`` chat requests the fault ``kind`` (before any random fault)."""
+        _check_kind(kind)
+        with self._lock:
+            self._queued.extend([kind] * times)
+
+    def _next_fault(self) -> str | None:
+        with self._lock:
+            if self._queued:
+                return self._queued.popleft()
+            if self.fault_rate > 0 and self._fault_rng.random() < self.fault_rate:
+                return self._fault_rng.choice(self.fault_kinds)
+        return None
+
+    @property
+    def requests(self) -> list[RequestRecord]:
+        """A snapshot of the request log, in arrival order."""
+        with self._lock:
+            return sorted(self._log, key=lambda r: r.index)
+
+    def clear_log(self) -> None:
+        with self._lock:
+            self._log.clear()
+
+    def asked_texts(self, *, answered_only: bool = True) -> Counter[str]:
+        """How often each assertion text was asked: in fault-free 200 replies, or in any request."""
+        counts: Counter[str] = Counter()
+        for r in self.requests:
+            if not answered_only or (r.status == 200 and r.fault is None):
+                counts.update(r.texts)
+        return counts
+
+    def _record(self, **fields: Any) -> None:
+        with self._lock:
+            self._log.append(RequestRecord(**fields))
+
+    # -- HTTP ------------------------------------------------------------------------------
+
+    async def _serve_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            while await self._serve_one(reader, writer):
+                pass
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            self._tasks.discard(task)
+            writer.close()
+
+    async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Read and answer one request; returns whether to keep the connection open."""
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except asyncio.IncompleteReadError:
+            return False  # the client closed an idle connection
+        request_line, *header_lines = head.decode("latin-1").split("\r\n")
+        try:
+            method, target, version = request_line.split(" ")
+        except ValueError:
+            writer.write(_head(400, {"Content-Length": "0"}, False))
+            return False
+        headers: dict[str, str] = {}
+        for line in header_lines:
+            name, sep, value = line.partition(":")
+            if sep:
+                headers[name.strip().lower()] = value.strip()
+        connection = headers.get("connection", "").lower()
+        keep_alive = connection != "close" if version == "HTTP/1.1" else connection == "keep-alive"
+        if headers.get("expect", "").lower() == "100-continue":
+            writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            body = await _read_chunked(reader)
+        else:
+            body = await reader.readexactly(int(headers.get("content-length") or 0))
+        had_auth = "authorization" in headers
+        key_ok = self._key_ok(headers.get("authorization"))
+        headers.pop("authorization", None)  # the value is never kept or logged
+        return await self._dispatch(
+            method, target.split("?", 1)[0], body, had_auth, key_ok, writer, keep_alive
+        )
+
+    def _key_ok(self, authorization: str | None) -> bool:
+        if self.require_key is None:
+            return True
+        expected = f"Bearer {self.require_key}".encode()
+        return authorization is not None and hmac.compare_digest(authorization.encode(), expected)
+
+    async def _dispatch(
+        self,
+        method: str,
+        path: str,
+        body: bytes,
+        had_auth: bool,
+        key_ok: bool,
+        writer: asyncio.StreamWriter,
+        keep_alive: bool,
+    ) -> bool:
+        with self._lock:
+            index = self._next_index
+            self._next_index += 1
+        base = {"index": index, "time": time.time(), "method": method, "path": path}
+        base |= {"had_auth": had_auth, "model": None, "stream": False, "texts": (), "ids": ()}
+        base |= {"fault": None, "prompt_tokens": 0, "completion_tokens": 0}
+        try:
+            if not key_ok:
+                message = "Incorrect API key provided." if had_auth else "No API key provided."
+                raise _Reply(401, message, _INVALID, "invalid_api_key")
+            path = path.rstrip("/")
+            if path == CHAT_PATH and method == "POST":
+                return await self._chat(base, body, writer, keep_alive)
+            if path.startswith("/v1/models") and method == "GET":
+                payload = self._models_payload(path)
+            elif path == CHAT_PATH or path.startswith("/v1/models"):
+                raise _Reply(405, f"Method {method} not allowed for {path}", _INVALID)
+            else:
+                raise _Reply(404, f"Invalid URL ({method} {path})", _INVALID)
+        except _Reply as reply:
+            self._record(**base, status=reply.status)
+            self._send(writer, reply.status, reply.body, keep_alive, reply.headers)
+            return keep_alive
+        self._record(**base, status=200)
+        self._send(writer, 200, json.dumps(payload).encode(), keep_alive)
+        return keep_alive
+
+    def _models_payload(self, path: str) -> dict[str, Any]:
+        def card(name: str) -> dict[str, Any]:
+            return {"id": name, "object": "model", "created": 1700000000, "owned_by": "quiztui"}
+
+        wanted = path.removeprefix("/v1/models").lstrip("/")
+        if not wanted:
+            return {"object": "list", "data": [card(m) for m in self.models]}
+        if wanted in self.models:
+            return card(wanted)
+        message = f"The model '{wanted}' does not exist"
+        raise _Reply(404, message, _INVALID, "model_not_found")
+
+    def _send(
+        self,
+        writer: asyncio.StreamWriter,
+        status: int,
+        body: bytes,
+        keep_alive: bool,
+        extra: Mapping[str, str] | None = None,
+    ) -> None:
+        headers = {"Content-Type": _JSON, "Content-Length": str(len(body)), **(extra or {})}
+        writer.write(_head(status, headers, keep_alive) + body)
+
+    # -- chat completions ------------------------------------------------------------------
+
+    async def _chat(
+        self, base: dict[str, Any], body: bytes, writer: asyncio.StreamWriter, keep_alive: bool
+    ) -> bool:
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            payload = None
+        if not isinstance(payload, dict):
+            raise _Reply(400, "We could not parse the JSON body of your request.", _INVALID)
+        messages = payload.get("messages")
+        model = payload.get("model")
+        if not isinstance(model, str) or not model:
+            raise _Reply(400, "You must provide a model parameter.", _INVALID)
+        if not isinstance(messages, list) or not messages:
+            message = "Invalid value for 'messages': expected a non-empty array."
+            raise _Reply(400, message, _INVALID, "invalid_value")
+        contents = [_content_text(m.get("content")) for m in messages if isinstance(m, dict)]
+        users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+        prompt = _content_text(users[-1].get("content")) if users else ""
+        asked = parse_rendered_batch(prompt)
+        stream = bool(payload.get("stream"))
+        include_usage = stream and bool((payload.get("stream_options") or {}).get("include_usage"))
+        base |= {"model": model, "stream": stream, "texts": tuple(asked.values())}
+        base |= {"ids": tuple(asked), "prompt_tokens": sum(map(approx_tokens, contents))}
+
+        fault = self._next_fault()
+        base["fault"] = fault
+        if self.latency > 0:
+            await asyncio.sleep(self.latency)
+        if fault == "429":
+            message = "Rate limit reached for requests. Please try again later."
+            retry = self.retry_after
+            retry_after = str(int(retry)) if float(retry).is_integer() else str(retry)
+            raise _Reply(429, message, "requests", "rate_limit_exceeded", Retry_After=retry_after)
+        if fault == "500":
+            message = "The server had an error while processing your request. Sorry about that!"
+            raise _Reply(500, message, "server_error")
+        if fault == "drop":
+            self._record(**base, status=None)
+            writer.transport.abort()
+            return False
+
+        content, faulted = self._content(prompt, list(asked), fault, base["index"])
+        base["completion_tokens"] = completion_tokens = approx_tokens(content)
+        self._record(**base, status=200, faulted_ids=faulted)
+        usage = {
+            "prompt_tokens": base["prompt_tokens"],
+            "completion_tokens": completion_tokens,
+            "total_tokens": base["prompt_tokens"] + completion_tokens,
+        }
+        ident = f"chatcmpl-fake{base['index']:08d}"
+        common = {"id": ident, "created": int(base["time"]), "model": model}
+        common["system_fingerprint"] = "fp_quiztui_fake"
+        if not stream:
+            choice = {
+                "index": 0,
+                "message": {"role": "assistant", "content": content, "refusal": None},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
+            obj = {**common, "object": "chat.completion", "choices": [choice], "usage": usage}
+            data = json.dumps(obj).encode()
+            if fault == "cut":
+                head = {"Content-Type": _JSON, "Content-Length": str(len(data))}
+                writer.write(_head(200, head, keep_alive) + data[: len(data) // 2])
+                await _close_gracefully(writer)
+                return False
+            self._send(writer, 200, data, keep_alive)
+            return keep_alive
+        return await self._stream(writer, keep_alive, common, content, usage, include_usage, fault)
+
+    def _content(
+        self, prompt: str, ids: list[str], fault: str | None, index: int
+    ) -> tuple[str, tuple[str, ...]]:
+        """The reply text, and the ids a fault left out or garbled."""
+        if fault == "refusal":
+            return REFUSAL_TEXT, tuple(ids)
+        rng = random.Random(f"{self.fault_seed}:{index}")
+        hit = rng.sample(ids, max(1, round(len(ids) / 3))) if ids else []
+        hit.sort(key=ids.index)
+        judge = {"tpr": self.tpr, "tnr": self.tnr, "seed": self.seed}
+        if fault == "missing":
+            return oracle_reply(prompt, self.truth, **judge, skip_ids=frozenset(hit)), tuple(hit)
+        reply = oracle_reply(prompt, self.truth, **judge)
+        if fault != "malformed":
+            return reply, ()
+        garbage = [
+            "{ident} maybe???",
+            '{{"id": "{ident}", "verdict": ',
+            "{ident}: ??? hard to say",
+        ]
+        lines = ["<<<"]
+        for line in reply.splitlines():
+            ident = line.split(":", 1)[0]
+            if ident in hit:
+                line = garbage[hit.index(ident) % len(garbage)].format(ident=ident)
+            lines.append(line)
+        lines.append('{"broken": [json')
+        return "\n".join(lines) + "\n", tuple(hit)
+
+    def _pieces(self, content: str) -> list[str]:
+        if self.chunk_chars is not None:
+            step = self.chunk_chars
+            return [content[i : i + step] for i in range(0, len(content), step)]
+        lines = content.splitlines(keepends=True)
+        step = self.chunk_lines
+        return ["".join(lines[i : i + step]) for i in range(0, len(lines), step)]
+
+    async def _stream(
+        self,
+        writer: asyncio.StreamWriter,
+        keep_alive: bool,
+        common: dict[str, Any],
+        content: str,
+        usage: dict[str, int],
+        include_usage: bool,
+        fault: str | None,
+    ) -> bool:
+        chunk = {**common, "object": "chat.completion.chunk"}
+        extra = {"usage": None} if include_usage else {}
+
+        def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            return _sse({**chunk, "choices": [choice], **extra})
+
+        pieces = self._pieces(content)
+        events = [event({"role": "assistant", "content": "", "refusal": None})]
+        events += [event({"content": piece}) for piece in pieces]
+        if fault == "cut":
+            events = events[: 1 + len(pieces) // 2]
+        else:
+            events.append(event({}, "stop"))
+            if include_usage:
+                events.append(_sse({**chunk, "choices": [], "usage": usage}))
+            events.append(_DONE)
+        headers = {
+            "Content-Type": "text/event-stream; charset=utf-8",
+            "Cache-Control": "no-cache",
+            "Transfer-Encoding": "chunked",
+        }
+        writer.write(_head(200, headers, keep_alive))
+        if self.stream_delay > 0:
+            for data in events:
+                writer.write(data)
+                await writer.drain()
+                await asyncio.sleep(self.stream_delay)
+        else:
+            writer.write(b"".join(events))
+        if fault == "cut":
+            await _close_gracefully(writer)
+            return False
+        return keep_alive
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in FAULT_KINDS:
+        raise ValueError(f"unknown fault kind {kind!r}; choose from {', '.join(FAULT_KINDS)}")
+
+
+async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+    parts = []
+    while True:
+        size = int((await reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16)
+        if size == 0:
+            while (await reader.readuntil(b"\r\n")) != b"\r\n":  # trailers
+                pass
+            return b"".join(parts)
+        parts.append(await reader.readexactly(size))
+        await reader.readexactly(2)
+
+
+async def _close_gracefully(writer: asyncio.StreamWriter) -> None:
+    """Flush what was written, then close: the client sees a body that stops short."""
+    with contextlib.suppress(ConnectionError):
+        await writer.drain()
+    writer.close()
+    with contextlib.suppress(ConnectionError):
+        await writer.wait_closed()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    import os
+
+    parser = argparse.ArgumentParser(
+        prog="python -m quiztui.testing.fake_openai",
+        description="Serve a fake OpenAI-compatible judge on loopback.",
+    )
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--truth-quiz", help="a quiz file whose key (or truth file) is the truth")
+    parser.add_argument("--model", action="append", help="model name to list (repeatable)")
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--stream-delay", type=float, default=0.0)
+    parser.add_argument("--tpr", type=float, default=1.0)
+    parser.add_argument("--tnr", type=float, default=1.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fault-rate", type=float, default=0.0)
+    parser.add_argument("--fault-kinds", default=",".join(FAULT_KINDS))
+    parser.add_argument("--fault-seed", type=int, default=0)
+    parser.add_argument("--retry-after", type=float, default=1)
+    parser.add_argument("--require-key-env", help="environment variable holding the required key")
+    args = parser.parse_args(argv)
+
+    truth: dict[str, bool] = {}
+    if args.truth_quiz:
+        from quiztui.formats import load_quiz  # lazy: formats is optional for this tool
+
+        truth = truth_from_quiz(load_quiz(args.truth_quiz))
+    require_key = None
+    if args.require_key_env:
+        require_key = os.environ.get(args.require_key_env)
+        if not require_key:
+            parser.error(f"environment variable {args.require_key_env} is not set")
+    server = FakeOpenAI(
+        truth,
+        port=args.port,
+        models=args.model or "fake-judge",
+        tpr=args.tpr,
+        tnr=args.tnr,
+        seed=args.seed,
+        latency=args.latency,
+        stream_delay=args.stream_delay,
+        require_key=require_key,
+        fault_rate=args.fault_rate,
+        fault_kinds=[k for k in args.fault_kinds.split(",") if k],
+        fault_seed=args.fault_seed,
+        retry_after=args.retry_after,
+    )
+    with server:
+        print(f"fake OpenAI server at {server.base_url} ({len(truth)} known assertions)")
+        print("Ctrl-C to stop", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+        log = server.requests
+        faults = Counter(r.fault for r in log if r.fault)
+        print(f"served {len(log)} requests; faults: {dict(faults) or 'none'}")
+
+
+if __name__ == "__main__":
+    main()
