@@ -106,7 +106,8 @@ class QuizBuilder:
         key = _find(options, correct) if correct else None
         if key is None and correct:
             report(f"key {show(correct)} is not among the options", raw.correct_field)
-        elif key is None:
+        elif key is None and not raw.shuffle:
+            # (With shuffle the key is option 1, already reported above as empty.)
             report("key (correct answer) is empty", raw.correct_field)
         if len(self.problems) > count or key is None:
             return

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import csv
 import io
+from typing import TYPE_CHECKING
 
 from quiztui.core.quiz import Quiz
 from quiztui.formats._validate import QuizBuilder, RawItem
+
+if TYPE_CHECKING:
+    import _csv
 
 NAME = "csv"
 _DISTRACTOR_PREFIXES = ("distractor", "incorrect", "wrong")
@@ -34,7 +38,7 @@ def parse(text: str, path: str, title: str) -> Quiz:
     return builder.build(title)
 
 
-def _read(reader: csv.Reader, builder: QuizBuilder) -> None:  # type: ignore[name-defined]
+def _read(reader: _csv.Reader, builder: QuizBuilder) -> None:
     header = [name.strip().casefold() for name in next(reader)]
     columns: dict[str, int] = {}
     for index, name in enumerate(header):

@@ -90,8 +90,7 @@ def check_item(obj: Any, builder: QuizBuilder, *, line: int | None, item: int | 
 
     if not isinstance(obj, dict):
         report(
-            "expected an object with 'question', 'responses' and 'correct' "
-            f"(got {type_name(obj)})"
+            f"expected an object with 'question', 'responses' and 'correct' (got {type_name(obj)})"
         )
         return
     question = obj.get("question")
@@ -101,7 +100,8 @@ def check_item(obj: Any, builder: QuizBuilder, *, line: int | None, item: int | 
         if name not in obj:
             report("missing", name)
         elif not isinstance(value, str):
-            report(f"must be a string (got {type_name(value)})", name)
+            what = "a string" if name == "question" else "the text of one of the responses"
+            report(f"must be {what} (got {type_name(value)})", name)
     if "responses" not in obj:
         report("missing", "responses")
     elif not isinstance(responses, list):

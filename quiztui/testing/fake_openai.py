@@ -77,6 +77,7 @@ class RequestRecord:
 
     index: int
     time: float  # time.time() at arrival
+    connection: int  # serial number of the TCP connection: equal numbers mean keep-alive
     method: str
     path: str
     model: str | None
@@ -176,6 +177,7 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._log: list[RequestRecord] = []
         self._next_index = 0
+        self._next_connection = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: asyncio.Server | None = None
@@ -285,16 +287,22 @@ class FakeOpenAI:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
+        connection = self._next_connection
+        self._next_connection += 1
         try:
-            while await self._serve_one(reader, writer):
+            while await self._serve_one(reader, writer, connection):
                 pass
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass
+        except asyncio.CancelledError:
+            pass  # stop() cancels open connections; the task ends here either way
         finally:
             self._tasks.discard(task)
             writer.close()
 
-    async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def _serve_one(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, connection: int
+    ) -> bool:
         """Read and answer one request; returns whether to keep the connection open."""
         try:
             head = await reader.readuntil(b"\r\n\r\n")
@@ -311,8 +319,8 @@ class FakeOpenAI:
             name, sep, value = line.partition(":")
             if sep:
                 headers[name.strip().lower()] = value.strip()
-        connection = headers.get("connection", "").lower()
-        keep_alive = connection != "close" if version == "HTTP/1.1" else connection == "keep-alive"
+        wanted = headers.get("connection", "").lower()
+        keep_alive = wanted != "close" if version == "HTTP/1.1" else wanted == "keep-alive"
         if headers.get("expect", "").lower() == "100-continue":
             writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         if "chunked" in headers.get("transfer-encoding", "").lower():
@@ -322,9 +330,10 @@ class FakeOpenAI:
         had_auth = "authorization" in headers
         key_ok = self._key_ok(headers.get("authorization"))
         headers.pop("authorization", None)  # the value is never kept or logged
-        return await self._dispatch(
-            method, target.split("?", 1)[0], body, had_auth, key_ok, writer, keep_alive
-        )
+        path = target.split("?", 1)[0]
+        base: dict[str, Any] = {"connection": connection, "method": method, "path": path}
+        base["had_auth"] = had_auth
+        return await self._dispatch(base, body, key_ok, writer, keep_alive)
 
     def _key_ok(self, authorization: str | None) -> bool:
         if self.require_key is None:
@@ -334,10 +343,8 @@ class FakeOpenAI:
 
     async def _dispatch(
         self,
-        method: str,
-        path: str,
+        base: dict[str, Any],
         body: bytes,
-        had_auth: bool,
         key_ok: bool,
         writer: asyncio.StreamWriter,
         keep_alive: bool,
@@ -345,8 +352,9 @@ class FakeOpenAI:
         with self._lock:
             index = self._next_index
             self._next_index += 1
-        base = {"index": index, "time": time.time(), "method": method, "path": path}
-        base |= {"had_auth": had_auth, "model": None, "stream": False, "texts": (), "ids": ()}
+        method, path, had_auth = base["method"], base["path"], base["had_auth"]
+        base |= {"index": index, "time": time.time(), "model": None, "stream": False}
+        base |= {"texts": (), "ids": ()}
         base |= {"fault": None, "prompt_tokens": 0, "completion_tokens": 0}
         try:
             if not key_ok:
@@ -474,10 +482,12 @@ class FakeOpenAI:
         rng = random.Random(f"{self.fault_seed}:{index}")
         hit = rng.sample(ids, max(1, round(len(ids) / 3))) if ids else []
         hit.sort(key=ids.index)
-        judge = {"tpr": self.tpr, "tnr": self.tnr, "seed": self.seed}
+        skip = frozenset(hit) if fault == "missing" else frozenset()
+        reply = oracle_reply(
+            prompt, self.truth, tpr=self.tpr, tnr=self.tnr, seed=self.seed, skip_ids=skip
+        )
         if fault == "missing":
-            return oracle_reply(prompt, self.truth, **judge, skip_ids=frozenset(hit)), tuple(hit)
-        reply = oracle_reply(prompt, self.truth, **judge)
+            return reply, tuple(hit)
         if fault != "malformed":
             return reply, ()
         garbage = [
@@ -554,7 +564,7 @@ def _check_kind(kind: str) -> None:
 
 
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-    parts = []
+    parts: list[bytes] = []
     while True:
         size = int((await reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16)
         if size == 0:

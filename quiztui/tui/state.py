@@ -65,6 +65,7 @@ class RunState:
             q.id: QuestionRecord(i + 1, q) for i, q in enumerate(quiz.questions)
         }
         self.assertions: dict[int, AssertionRecord] = {}
+        self.unjudged = 0
         # Buffers drained by the screen's flush timer.
         self.pending_seqs: list[int] = []  # assertions new to the verdicts table, in arrival order
         self.changed_seqs: set[int] = set()  # assertions already in the table whose row changed
@@ -142,7 +143,12 @@ class RunState:
                 self.stats_dirty = True
 
     def _record(self, record: AssertionRecord) -> None:
-        is_new = record.seq not in self.assertions
+        previous = self.assertions.get(record.seq)
+        is_new = previous is None
+        if previous is not None and previous.verdict is None:
+            self.unjudged -= 1
+        if record.verdict is None:
+            self.unjudged += 1
         self.assertions[record.seq] = record
         q = self.questions.get(record.question_id)
         if q is not None:

@@ -1,0 +1,3 @@
+from quiztui.cli import entry
+
+entry()

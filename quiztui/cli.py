@@ -1,0 +1,292 @@
+"""Command line: ``quiztui QUIZ`` opens the TUI; ``quiztui vet QUIZ --no-tui`` runs headless.
+
+Exit codes: 0 every question good, 1 a question at or past ``--fail-on``, 2 bad input or config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from quiztui import __version__
+from quiztui.config import Config, load_config, write_default_config
+from quiztui.core.bayes import JudgeAccuracy
+from quiztui.core.kscore import BADGE_SEVERITY, Badge
+from quiztui.errors import QuiztuiError
+from quiztui.locations import config_path, data_dir
+
+COMMANDS = ("vet", "config", "locate", "runs")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="quiztui",
+        description="Vet quizzes with LLM judges. `quiztui QUIZ` opens the TUI.",
+    )
+    p.add_argument("--version", action="version", version=f"quiztui {__version__}")
+    p.add_argument("--config", type=Path, help="config file (default: the XDG config path)")
+    sub = p.add_subparsers(dest="command")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="config file")
+
+    vet = sub.add_parser("vet", parents=[common], help="judge every option of every question")
+    vet.add_argument("quiz", nargs="?", type=Path, help="quiz file (Quizaic JSON/JSONL, Open Trivia DB JSON, CSV)")
+    vet.add_argument("--no-tui", action="store_true", help="run headless: progress on stderr, report on stdout")
+    vet.add_argument("--format", choices=("json", "csv", "md"), default="md", help="report format")
+    vet.add_argument("-o", "--output", type=Path, help="write the report to this file")
+    vet.add_argument("--fail-on", choices=("poor", "questionable", "never"), help="exit 1 threshold")
+    vet.add_argument("--resume", type=int, metavar="RUN_ID", help="continue a stopped run")
+    vet.add_argument("--judge", choices=("auto", "simulated", "openai-compat"), help="judge provider")
+    vet.add_argument("--model", help="judge model")
+    vet.add_argument("--base-url", help="OpenAI-compatible base URL")
+    vet.add_argument("--batch-size", type=int, help="assertions per request")
+    vet.add_argument("--concurrency", type=int, help="requests in flight")
+    vet.add_argument("--seed", type=int, help="shuffle seed")
+    vet.add_argument("--db", type=Path, help="SQLite run store")
+    vet.add_argument("--no-cache", action="store_true", help="ignore cached verdicts")
+    vet.add_argument("--sim-latency", type=float, help="simulated judge: seconds per request")
+
+    cfg = sub.add_parser("config", parents=[common], help="configuration file")
+    cfg_sub = cfg.add_subparsers(dest="config_command", required=True)
+    init = cfg_sub.add_parser("init", help="write a commented default config")
+    init.add_argument("--force", action="store_true")
+    cfg_sub.add_parser("show", help="print the effective configuration")
+
+    loc = sub.add_parser("locate", parents=[common], help="print where quiztui keeps a file")
+    loc.add_argument("what", choices=("config", "data", "db"))
+
+    sub.add_parser("runs", parents=[common], help="list stored runs").add_argument("--db", type=Path)
+    return p
+
+
+def _apply_flags(config: Config, args: argparse.Namespace) -> Config:
+    judge = config.judge.model_copy()
+    vet = config.vet.model_copy()
+    sim = config.simulated.model_copy()
+    store = config.store.model_copy()
+    if getattr(args, "judge", None):
+        judge.provider = args.judge
+    if getattr(args, "model", None):
+        judge.model = args.model
+    if getattr(args, "base_url", None):
+        judge.base_url = args.base_url
+    if getattr(args, "concurrency", None):
+        judge.concurrency = args.concurrency
+    if getattr(args, "batch_size", None):
+        vet.batch_size = args.batch_size
+    if getattr(args, "seed", None) is not None:
+        vet.seed = args.seed
+    if getattr(args, "fail_on", None):
+        vet.fail_on = args.fail_on
+    if getattr(args, "no_cache", False):
+        vet.cache = False
+    if getattr(args, "sim_latency", None) is not None:
+        sim.latency = args.sim_latency
+    if getattr(args, "db", None):
+        store.path = str(args.db)
+    return config.model_copy(update={"judge": judge, "vet": vet, "simulated": sim, "store": store})
+
+
+def exit_code(badges: Sequence[Badge], fail_on: str) -> int:
+    """0 when every question is good; 1 when any reaches the threshold. Incomplete counts as questionable."""
+    if fail_on == "never":
+        return 0
+    threshold = BADGE_SEVERITY[Badge.POOR if fail_on == "poor" else Badge.QUESTIONABLE]
+    worst = max((BADGE_SEVERITY[Badge.QUESTIONABLE] if b == Badge.INCOMPLETE else BADGE_SEVERITY[b] for b in badges), default=0)
+    return 1 if worst >= threshold else 0
+
+
+class Progress:
+    """One progress line on stderr: redrawn in place on a terminal, every 10 % otherwise."""
+
+    def __init__(self, stream: TextIO, clock: Callable[[], float] = time.monotonic) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.clock = clock
+        self.start = clock()
+        self.last_draw = 0.0
+        self.last_decile = -1
+
+    def update(self, judged: int, unjudged: int, total: int, requests: int, retries: int,
+               tokens_in: int, tokens_out: int, final: bool = False) -> None:
+        done = judged + unjudged
+        now = self.clock()
+        frac = done / total if total else 1.0
+        line = (
+            f"{done}/{total} assertions ({frac:.0%}) · unjudged {unjudged} · requests {requests}"
+            f" · retries {retries} · tokens {tokens_in}/{tokens_out} · {now - self.start:.1f}s"
+        )
+        if self.tty:
+            if final or now - self.last_draw >= 0.1:
+                width = 30
+                bar = "█" * int(frac * width) + "░" * (width - int(frac * width))
+                self.stream.write(f"\r{bar} {line}\x1b[K" + ("\n" if final else ""))
+                self.stream.flush()
+                self.last_draw = now
+        else:
+            decile = int(frac * 10)
+            if final or decile > self.last_decile:
+                self.last_decile = decile
+                self.stream.write(line + "\n")
+                self.stream.flush()
+
+
+def _open(config: Config, args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from quiztui.formats import load_quiz
+    from quiztui.store import Store
+
+    store = Store(config.db_path())
+    quiz_path = args.quiz
+    if args.resume is not None and quiz_path is None:
+        record = store.get_run(args.resume)
+        if not record.quiz_path:
+            raise QuiztuiError(f"run {args.resume} has no quiz path; pass the quiz file")
+        quiz_path = Path(record.quiz_path)
+    if quiz_path is None:
+        raise QuiztuiError("no quiz given: quiztui vet QUIZ")
+    quiz = load_quiz(quiz_path)
+    return store, quiz
+
+
+def _make_run_factory(config: Config, quiz, store, resume: int | None):  # type: ignore[no-untyped-def]
+    from quiztui.pipeline.prompts import load_prompt
+    from quiztui.pipeline.vet import VetRun, VetSettings
+    from quiztui.locations import config_dir
+    from quiztui.providers.factory import build_provider
+
+    provider = build_provider(config, quiz)
+    prompt = load_prompt("judge_assertions", config_dir() / "prompts")
+    settings = VetSettings(
+        batch_size=config.vet.batch_size,
+        concurrency=config.judge.concurrency,
+        seed=config.vet.seed,
+        max_reasks=config.vet.max_reasks,
+        prior=config.vet.prior,
+        temperature=config.judge.temperature,
+        max_tokens=config.judge.max_tokens,
+        use_cache=config.vet.cache,
+    )
+    accuracy = JudgeAccuracy()  # calibrated profiles arrive with `quiztui calibrate`
+    pending_resume = [resume]
+
+    def start_run() -> AsyncIterator:  # type: ignore[type-arg]
+        run = VetRun(quiz, provider, store, prompt, settings, accuracy, resume_run_id=pending_resume[0])
+        pending_resume[0] = None
+        return run.events()
+
+    return provider, accuracy, start_run
+
+
+async def _headless(start_run, progress: Progress):  # type: ignore[no-untyped-def]
+    from quiztui.pipeline.events import RunFinished, UsageUpdated
+
+    summary = None
+    async for event in start_run():
+        if isinstance(event, UsageUpdated):
+            progress.update(event.judged, event.unjudged, event.total, event.requests, event.retries,
+                            event.tokens_in, event.tokens_out)
+        elif isinstance(event, RunFinished):
+            summary = event.summary
+            progress.update(summary.judged, summary.unjudged, summary.judged + summary.unjudged,
+                            summary.requests, summary.retries, summary.tokens_in, summary.tokens_out, final=True)
+    return summary
+
+
+def cmd_vet(config: Config, args: argparse.Namespace, tui: bool) -> int:
+    from quiztui.report import render_report
+
+    store, quiz = _open(config, args)
+    try:
+        provider, accuracy, start_run = _make_run_factory(config, quiz, store, args.resume)
+        if tui:
+            from quiztui.tui.app import QuiztuiApp
+
+            app = QuiztuiApp(
+                quiz,
+                start_run,
+                judge_label=provider.label,
+                simulated=provider.simulated,
+                calibration=accuracy.label,
+                theme_name=config.ui.theme,
+                flush_interval=config.ui.flush_interval,
+            )
+            app.run()
+            return 0
+        if provider.simulated:
+            print(f"quiztui: judging with the {provider.label}", file=sys.stderr)
+        summary = asyncio.run(_headless(start_run, Progress(sys.stderr)))
+        assert summary is not None
+        report = render_report(summary, args.format)
+        if args.output:
+            args.output.write_text(report, encoding="utf-8")
+            print(f"quiztui: run {summary.run_id}: report written to {args.output}", file=sys.stderr)
+        else:
+            sys.stdout.write(report)
+        if summary.status == "failed":
+            print(f"quiztui: error: {summary.error}", file=sys.stderr)
+            return 2
+        return exit_code([q.badge for q in summary.questions], config.vet.fail_on)
+    finally:
+        store.close()
+
+
+def cmd_runs(config: Config) -> int:
+    from quiztui.store import Store
+
+    with Store(config.db_path()) as store:
+        for r in store.list_runs():
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at))
+            badges = (r.summary or {}).get("badge_counts", {})
+            counts = " ".join(f"{k}:{v}" for k, v in sorted(badges.items()))
+            print(f"{r.id:>5}  {when}  {r.status:<9} {r.quiz_title[:30]:<30} {r.judge_label[:40]:<40} {counts}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `quiztui QUIZ [options]` is `quiztui vet QUIZ [options]` in the TUI.
+    first = next((a for a in argv if not a.startswith("-")), None)
+    tui_shortcut = first is not None and first not in COMMANDS
+    if tui_shortcut:
+        argv.insert(argv.index(first), "vet")
+    args = _parser().parse_args(argv)
+    try:
+        if args.command is None:
+            _parser().print_help()
+            return 0
+        if args.command == "locate":
+            config = load_config(args.config)
+            print({"config": args.config or config_path(), "data": data_dir(), "db": config.db_path()}[args.what])
+            return 0
+        if args.command == "config":
+            path = args.config or config_path()
+            if args.config_command == "init":
+                print(write_default_config(path, force=args.force))
+                return 0
+            import tomli_w
+
+            print(tomli_w.dumps(load_config(args.config).model_dump(exclude_none=True)), end="")
+            return 0
+        config = _apply_flags(load_config(args.config), args)
+        if args.command == "runs":
+            return cmd_runs(config)
+        return cmd_vet(config, args, tui=not args.no_tui)
+    except QuiztuiError as exc:
+        print(f"quiztui: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("quiztui: interrupted; judged verdicts are saved (resume with --resume)", file=sys.stderr)
+        return 130
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,162 @@
+"""Configuration: TOML file validated by pydantic, environment overrides, commented defaults.
+
+Precedence: CLI flags the user typed > environment (``QUIZTUI_<SECTION>_<KEY>``) > config file >
+defaults. API keys are never read from the file: ``api_key_env`` names the variable that holds it.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from quiztui.errors import ConfigError
+from quiztui.locations import config_path, default_db_path
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class JudgeConfig(_Section):
+    provider: Literal["auto", "simulated", "openai-compat"] = Field(
+        "auto",
+        description="auto: use base_url/model when a model is set, else Ollama on localhost when it"
+        " answers, else the simulated judge",
+    )
+    base_url: str = Field("http://localhost:11434/v1", description="OpenAI-compatible endpoint")
+    model: str = Field("", description="model name, e.g. gpt-4o-mini or llama3.1:8b")
+    api_key_env: str = Field(
+        "OPENAI_API_KEY", description="environment variable holding the API key (never the key itself)"
+    )
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature")
+    max_tokens: int | None = Field(None, ge=1, description="reply length cap (unset: provider default)")
+    timeout: float = Field(120.0, gt=0, description="seconds per request")
+    concurrency: int = Field(16, ge=1, le=256, description="requests in flight at once")
+    max_retries: int = Field(4, ge=0, le=20, description="retries on 408/429/5xx/timeouts")
+    stream: bool = Field(True, description="stream replies (verdicts appear as they are written)")
+
+
+class VetConfig(_Section):
+    batch_size: int = Field(20, ge=1, le=500, description="assertions per request")
+    max_reasks: int = Field(2, ge=0, le=10, description="times a missing verdict is asked again")
+    prior: float = Field(0.95, gt=0.0, lt=1.0, description="prior probability that a key is correct")
+    seed: int | None = Field(None, description="shuffle seed (unset: derived from the quiz)")
+    cache: bool = Field(True, description="reuse verdicts of the same judge for the same assertion")
+    fail_on: Literal["poor", "questionable", "never"] = Field(
+        "questionable", description="headless exit code 1 when a question is at least this bad"
+    )
+
+
+class SimulatedConfig(_Section):
+    tpr: float = Field(0.95, ge=0.0, le=1.0, description="P(says true | assertion true)")
+    tnr: float = Field(0.95, ge=0.0, le=1.0, description="P(says false | assertion false)")
+    latency: float = Field(0.15, ge=0.0, description="seconds per request")
+    line_delay: float = Field(0.02, ge=0.0, description="seconds between streamed reply lines")
+    seed: int = Field(0, description="seed of the simulated judge's errors")
+
+
+class StoreConfig(_Section):
+    path: str = Field("", description="SQLite file (empty: the XDG data dir)")
+
+
+class UIConfig(_Section):
+    theme: str = Field("quiztui-dark", description="theme name (themes/ folder or built-in)")
+    flush_interval: float = Field(0.1, gt=0.0, le=2.0, description="seconds between table flushes")
+
+
+class Config(_Section):
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)  # type: ignore[arg-type]
+    vet: VetConfig = Field(default_factory=VetConfig)  # type: ignore[arg-type]
+    simulated: SimulatedConfig = Field(default_factory=SimulatedConfig)  # type: ignore[arg-type]
+    store: StoreConfig = Field(default_factory=StoreConfig)  # type: ignore[arg-type]
+    ui: UIConfig = Field(default_factory=UIConfig)  # type: ignore[arg-type]
+
+    def db_path(self) -> Path:
+        return Path(self.store.path).expanduser() if self.store.path else default_db_path()
+
+
+def _format_error(source: str, exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    key = ".".join(str(p) for p in err["loc"])
+    msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{source}: {key}: {msg}{more}"
+
+
+def _env_overrides(environ: dict[str, str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    sections = set(Config.model_fields)
+    for name, value in environ.items():
+        if not name.startswith("QUIZTUI_") or name in ("QUIZTUI_CONFIG", "QUIZTUI_CONFIG_DIR", "QUIZTUI_DATA_DIR"):
+            continue
+        section, _, key = name[len("QUIZTUI_") :].lower().partition("_")
+        if section in sections and key:
+            out.setdefault(section, {})[key] = value
+    return out
+
+
+def load_config(path: Path | None = None, environ: dict[str, str] | None = None) -> Config:
+    """Read the config file (missing is fine unless given explicitly) and apply env overrides."""
+    explicit = path is not None
+    path = path or config_path()
+    data: dict[str, Any] = {}
+    if path.exists() or explicit:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: config file not found") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: cannot read config: {exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_error(str(path), exc)) from None
+    env = _env_overrides(dict(os.environ if environ is None else environ))
+    if env:
+        merged = config.model_dump()
+        for section, values in env.items():
+            merged[section].update(values)
+        try:
+            config = Config.model_validate(merged)
+        except ValidationError as exc:
+            raise ConfigError(_format_error("environment QUIZTUI_*", exc)) from None
+    return config
+
+
+def default_config_text() -> str:
+    """The default config as TOML (written by tomli-w) with each key's description as a comment."""
+    lines = [
+        "# quiztui configuration. Precedence: command-line flags > QUIZTUI_<SECTION>_<KEY>",
+        "# environment variables > this file > built-in defaults.",
+        "",
+    ]
+    defaults = Config()
+    for section, field in Config.model_fields.items():
+        model = getattr(defaults, section)
+        lines.append(f"[{section}]")
+        for key, info in type(model).model_fields.items():
+            value = getattr(model, key)
+            if info.description:
+                lines.append(f"# {info.description}")
+            if value is None:
+                lines.append(f"# {key} = ")
+            else:
+                lines.append(tomli_w.dumps({key: value}).strip())
+        lines.append("")
+        del field
+    return "\n".join(lines)
+
+
+def write_default_config(path: Path, *, force: bool = False) -> Path:
+    if path.exists() and not force:
+        raise ConfigError(f"{path}: already exists (use --force to overwrite)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(default_config_text(), encoding="utf-8")
+    return path

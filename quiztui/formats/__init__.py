@@ -1,0 +1,100 @@
+"""Quiz files in: a registry of formats, detection by extension and content, and truth files.
+
+``load_quiz(path)`` returns a validated ``Quiz`` or raises ``QuizFormatError`` listing every
+problem with its file, line/item and field; no other exception escapes for a bad file. A truth
+file ``<quiz stem>.truth.json`` beside the quiz is applied automatically.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from quiztui.core.quiz import Quiz
+from quiztui.errors import QuizFormatError, QuizProblem
+from quiztui.formats import csv, opentdb, quizaic
+from quiztui.formats._source import read_text
+from quiztui.formats.truth import load_truth, truth_path_for
+
+__all__ = ["load_quiz", "load_truth", "FORMATS"]
+
+
+@dataclass(frozen=True)
+class QuizFormat:
+    name: str
+    extensions: tuple[str, ...]
+    description: str
+    parse: Callable[[str, str, str], Quiz]  # (text, path as shown, default title) -> Quiz
+
+
+FORMATS: dict[str, QuizFormat] = {
+    fmt.name: fmt
+    for fmt in (
+        QuizFormat(
+            quizaic.NAME,
+            (".json", ".jsonl", ".txt"),
+            "Quizaic JSON: question/responses/correct, an array or one object per line",
+            quizaic.parse,
+        ),
+        QuizFormat(
+            opentdb.NAME,
+            (".json",),
+            'Open Trivia DB API JSON: {"results": [...]} with HTML entities',
+            opentdb.parse,
+        ),
+        QuizFormat(
+            csv.NAME,
+            (".csv",),
+            "CSV with a header: question,correct,distractor1,distractor2,...",
+            csv.parse,
+        ),
+    )
+}
+
+
+def load_quiz(path: str | Path, fmt: str | None = None, *, with_truth: bool = True) -> Quiz:
+    """Read, detect, validate. ``fmt`` forces a format by name (see ``FORMATS``)."""
+    shown = str(path)
+    path = Path(path)
+    if fmt is not None and fmt not in FORMATS:
+        known = ", ".join(sorted(FORMATS))
+        raise _error(shown, f"unknown quiz format {fmt!r} (known: {known})")
+    suffix = path.suffix.lower()
+    known_suffixes = sorted({ext for f in FORMATS.values() for ext in f.extensions})
+    if fmt is None and suffix not in known_suffixes:
+        what = f"extension {suffix!r}" if suffix else "no extension"
+        raise _error(
+            shown,
+            f"unknown quiz format: {what} (expected {', '.join(known_suffixes)}, "
+            "or name the format)",
+        )
+    text = read_text(path, shown)
+    title = path.stem
+    if fmt is not None:
+        quiz = FORMATS[fmt].parse(text, shown, title)
+    elif suffix == ".json":
+        quiz = _parse_json(text, shown, title)
+    else:
+        quiz = next(f for f in FORMATS.values() if suffix in f.extensions).parse(text, shown, title)
+    truth_file = truth_path_for(path)
+    if with_truth and truth_file.exists():
+        quiz = load_truth(quiz, truth_file)
+    return quiz
+
+
+def _parse_json(text: str, shown: str, title: str) -> Quiz:
+    """``.json``: an object with "results" is Open Trivia DB; anything else is Quizaic."""
+    if text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = None  # JSON Lines, or broken: the Quizaic reader reports which line
+        if isinstance(data, dict) and ("results" in data or "response_code" in data):
+            return opentdb.parse_data(data, shown, title)
+    return quizaic.parse(text, shown, title)
+
+
+def _error(shown: str, message: str) -> QuizFormatError:
+    return QuizFormatError(shown, [QuizProblem(shown, message)])

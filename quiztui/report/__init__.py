@@ -1,0 +1,7 @@
+"""Report writers for finished vet runs: JSON, CSV and Markdown."""
+
+from __future__ import annotations
+
+from quiztui.report.writers import FORMATS, render_report
+
+__all__ = ["FORMATS", "render_report"]

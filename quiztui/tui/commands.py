@@ -1,0 +1,49 @@
+"""Command palette (ctrl+p): run, view, theme and help commands with ``Prefix: verb`` titles."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:
+    from quiztui.tui.app import QuiztuiApp
+
+Command = tuple[str, str, Callable[[], object]]
+
+
+class QuiztuiCommands(Provider):
+    """Commands of the vet screen and the app, discoverable with an empty query."""
+
+    def _commands(self) -> Iterator[Command]:
+        app: QuiztuiApp = self.app  # type: ignore[assignment]
+        vet = app.vet_screen
+        yield ("Run: start", "Start a new vet run (r)", vet.action_start_run)
+        yield ("Run: cancel", "Cancel the running vet; judged rows stay (x)", vet.action_cancel_run)
+        from quiztui.tui.screens.vet import BADGE_FILTERS
+
+        for badge in BADGE_FILTERS:
+            yield (
+                f"View: filter {badge}",
+                "Show all questions" if badge == "all" else f"Show only {badge} questions",
+                partial(vet.set_badge_filter, badge),
+            )
+        yield ("View: search questions", "Filter questions by text (/)", vet.action_search)
+        yield ("View: question detail", "Open the highlighted question (enter)", vet.action_open_detail)
+        yield ("Help: keys", "Show the keys of the focused widget and the app (F1)", app.action_help)
+        for name in sorted(app.available_themes):
+            yield (f"Theme: {name}", f"Switch to the {name} theme", partial(app.set_theme, name))
+        yield ("App: quit", "Quit quiztui (asks while a run is active)", app.action_quit)
+
+    async def discover(self) -> Hits:
+        for title, help_text, callback in self._commands():
+            yield DiscoveryHit(title, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, help_text, callback in self._commands():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, text=title, help=help_text)

@@ -1,0 +1,115 @@
+"""F1 / ``?`` help: the keys of the focused widget, then the screen's, then the global ones."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widget import Widget
+from textual.widgets import Static
+
+
+@dataclass(frozen=True, slots=True)
+class HelpEntry:
+    keys: str
+    description: str
+    binding_id: str | None
+    enabled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HelpSection:
+    title: str
+    entries: tuple[HelpEntry, ...]
+
+
+def _node_title(node: object, screen: Screen[object]) -> str:
+    if isinstance(node, App):
+        return "Global"
+    if isinstance(node, Screen):
+        return "This screen"
+    if isinstance(node, Widget):
+        name = type(node).__name__
+        if node is screen.focused:
+            return f"Focused: {name}" + (f" #{node.id}" if node.id else "")
+        return name
+    return type(node).__name__
+
+
+def collect_sections(screen: Screen[object]) -> list[HelpSection]:
+    """Group ``screen.active_bindings`` by the node that defines them, focused widget first."""
+    app = screen.app
+    grouped: dict[int, tuple[str, list[HelpEntry]]] = {}
+    order: list[int] = []
+    for key, active in screen.active_bindings.items():
+        binding = active.binding
+        if binding.system or not binding.description:
+            continue
+        node_id = id(active.node)
+        if node_id not in grouped:
+            grouped[node_id] = (_node_title(active.node, screen), [])
+            order.append(node_id)
+        display = app.get_key_display(binding) or key
+        grouped[node_id][1].append(
+            HelpEntry(display, binding.description, binding.id, active.enabled)
+        )
+    # Merge entries that share an action and description (e.g. "q" and "ctrl+q" → Quit).
+    sections: list[HelpSection] = []
+    for node_id in order:
+        title, entries = grouped[node_id]
+        merged: dict[str, HelpEntry] = {}
+        for entry in entries:
+            if entry.description in merged:
+                old = merged[entry.description]
+                merged[entry.description] = HelpEntry(
+                    f"{old.keys}, {entry.keys}", old.description, old.binding_id, old.enabled
+                )
+            else:
+                merged[entry.description] = entry
+        sections.append(HelpSection(title, tuple(merged.values())))
+    return sections
+
+
+def sections_text(sections: list[HelpSection]) -> Text:
+    text = Text(end="")
+    for i, section in enumerate(sections):
+        if i:
+            text.append("\n")
+        text.append(section.title, style="bold underline")
+        text.append("\n")
+        width = max((len(e.keys) for e in section.entries), default=0)
+        for entry in section.entries:
+            style = "" if entry.enabled else "dim"
+            text.append(f"  {entry.keys:<{width}}  ", style="bold " + style)
+            text.append(entry.description, style=style)
+            if entry.binding_id:
+                text.append(f"  ({entry.binding_id})", style="dim")
+            text.append("\n")
+    return text
+
+
+class HelpScreen(ModalScreen[None]):
+    """Lists the bindings that were active where F1 was pressed."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,f1,question_mark", "close", "Close help", id="help.close"),
+    ]
+
+    def __init__(self, sections: list[HelpSection]) -> None:
+        super().__init__()
+        self.sections = sections
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help-dialog"):
+            yield Static(Text("Keys", style="bold"), id="help-title")
+            with VerticalScroll(id="help-scroll"):
+                yield Static(sections_text(self.sections), id="help-body")
+            yield Static(Text("esc close · ctrl+p command palette", style="dim"), id="help-hint")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,1 @@
+"""Screens of the quiztui TUI, one per module."""

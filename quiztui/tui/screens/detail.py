@@ -1,0 +1,120 @@
+"""Question detail: every option with its keyed label, the judge's verdict and raw reason."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from quiztui.tui.state import QuestionRecord
+from quiztui.tui.widgets.cells import BADGE_STYLES, confidence_text, option_letter
+
+
+def summary_text(record: QuestionRecord, total: int) -> Text:
+    q = record.question
+    text = Text(end="")
+    text.append(f"Question {record.number} of {total}", style="bold")
+    text.append(f"  id {q.id}", style="dim")
+    if q.category:
+        text.append(f"  · {q.category}", style="dim")
+    text.append("\n")
+    text.append(q.text)  # literal: quiz text is untrusted
+    text.append("\n\n")
+    score = record.score
+    if score is None:
+        judged = len(record.options)
+        text.append("badge ", style="dim")
+        text.append("pending", style=BADGE_STYLES["pending"])
+        text.append(f" · {judged}/{q.n} options judged so far", style="dim")
+        return text
+    text.append("k ", style="dim")
+    text.append(f"{score.k}/{score.n}")
+    text.append(" · badge ", style="dim")
+    text.append(str(score.badge), style=BADGE_STYLES.get(score.badge, ""))
+    text.append(" · confidence ", style="dim")
+    text.append(confidence_text(score.confidence))
+    if score.interval is not None:
+        lo, hi = score.interval
+        text.append(f" [{lo:.2f}–{hi:.2f}]")
+    text.append(f" · judged {score.judged}/{score.n}", style="dim")
+    text.append("\n")
+    if score.suggested_option is not None and 0 <= score.suggested_option < q.n:
+        idx = score.suggested_option
+        p = f", {score.suggested_p:.2f}" if score.suggested_p is not None else ""
+        text.append("judge thinks ", style="bold")
+        text.append(f"{option_letter(idx)}: {q.options[idx]}", style="bold")
+        text.append(f" is the answer{p}", style="bold")
+    else:
+        text.append("posterior agrees with the key", style="dim")
+    return text
+
+
+def option_text(record: QuestionRecord, index: int) -> Text:
+    q = record.question
+    keyed = index == q.key
+    text = Text(end="")
+    text.append(f"{option_letter(index)}  ", style="bold")
+    text.append(q.options[index], style="bold" if keyed else "")
+    if keyed:
+        text.append("  ← key", style="bold")
+    text.append("\n   keyed ", style="dim")
+    text.append("true" if keyed else "false")
+    assertion = record.options.get(index)
+    text.append(" · verdict ", style="dim")
+    if assertion is None:
+        text.append("not judged yet", style="dim")
+        return text
+    if assertion.verdict is None:
+        text.append("unjudged", style="bold magenta")
+    else:
+        text.append("TRUE" if assertion.verdict else "FALSE")
+        text.append(" · agrees ", style="dim")
+        agrees = assertion.verdict == keyed
+        text.append("yes" if agrees else "no", style="" if agrees else "bold red")
+    text.append(f" · seq {assertion.seq}", style="dim")
+    if assertion.cached:
+        text.append(" · cached", style="dim")
+    text.append("\n   reason: ", style="dim")
+    text.append(assertion.reason or "(none)")  # the judge's raw text, literally
+    return text
+
+
+class QuestionDetailScreen(ModalScreen[None]):
+    """A snapshot of one question's record at the moment it was opened."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close", id="detail.close"),
+        Binding("j,down", "scroll_down", "Scroll down", id="detail.down", show=False),
+        Binding("k,up", "scroll_up", "Scroll up", id="detail.up", show=False),
+    ]
+
+    def __init__(self, record: QuestionRecord, total: int) -> None:
+        super().__init__()
+        self.record = record
+        self.total = total
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="detail-dialog"):
+            with VerticalScroll(id="detail-scroll"):
+                yield Static(summary_text(self.record, self.total), id="detail-summary")
+                for index in range(self.record.question.n):
+                    yield Static(
+                        option_text(self.record, index),
+                        classes="detail-option",
+                        id=f"detail-option-{index}",
+                    )
+            yield Static(Text("esc close · j/k scroll", style="dim"), id="detail-hint")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_scroll_down(self) -> None:
+        self.query_one("#detail-scroll", VerticalScroll).scroll_down(animate=False)
+
+    def action_scroll_up(self) -> None:
+        self.query_one("#detail-scroll", VerticalScroll).scroll_up(animate=False)

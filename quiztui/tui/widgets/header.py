@@ -1,0 +1,75 @@
+"""The run header: quiz title, judge, a loud SIMULATED label, calibration and run status."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from quiztui.tui.widgets.cells import one_line
+
+STATUS_STYLES = {
+    "idle": "dim",
+    "running": "bold cyan",
+    "finished": "bold green",
+    "cancelled": "bold yellow",
+    "failed": "bold red",
+}
+
+
+class RunHeader(Static):
+    """Two lines of run facts, all rendered literally (the title comes from the quiz file)."""
+
+    DEFAULT_CSS = """
+    RunHeader { height: 2; }
+    """
+
+    def __init__(
+        self,
+        *,
+        title: str,
+        judge_label: str,
+        simulated: bool,
+        calibration: str,
+        id: str | None = None,
+    ) -> None:
+        self.quiz_title = title
+        self.judge_label = judge_label
+        self.simulated = simulated
+        self.calibration = calibration
+        self.status = "idle"
+        super().__init__(self._text(), id=id)
+
+    def set_run(
+        self,
+        *,
+        judge_label: str | None = None,
+        simulated: bool | None = None,
+        calibration: str | None = None,
+        status: str | None = None,
+    ) -> None:
+        if judge_label is not None:
+            self.judge_label = judge_label
+        if simulated is not None:
+            self.simulated = simulated
+        if calibration is not None:
+            self.calibration = calibration
+        if status is not None:
+            self.status = status
+        self.update(self._text())
+
+    def _text(self) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        text.append(" quiztui ", style="bold reverse")
+        text.append(" ")
+        text.append(one_line(self.quiz_title), style="bold")
+        text.append("  ")
+        text.append(f"[{self.status}]", style=STATUS_STYLES.get(self.status, ""))
+        text.append("\n")
+        if self.simulated:
+            text.append(" SIMULATED ", style="bold reverse yellow")
+            text.append(" ")
+        text.append("judge: ", style="dim")
+        text.append(one_line(self.judge_label))
+        text.append("  calibration: ", style="dim")
+        text.append(one_line(self.calibration), style="" if self.simulated else "italic")
+        return text

@@ -1,0 +1,214 @@
+"""The two live tables of the vet screen, on a DataTable with vi keys and fitted columns.
+
+Rows are keyed: questions by question id, verdict rows by the key ``add_rows`` returned, so
+updates use ``update_cell(row_key, column_key, …)`` and survive sorting and filtering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.events import Resize
+from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey, RowKey
+
+from quiztui.core.kscore import Badge
+from quiztui.tui.state import AssertionRecord, QuestionRecord
+from quiztui.tui.widgets.cells import (
+    DASH,
+    agrees_cell,
+    badge_cell,
+    cell,
+    confidence_text,
+    keyed_cell,
+    option_cell,
+    option_letter,
+    verdict_cell,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnSpec:
+    key: str
+    label: str
+    width: int  # fixed width, or the minimum width of a flexible column
+    flex: int = 0  # > 0: takes this share of the width left over by the fixed columns
+
+
+class NavTable(DataTable[Text]):
+    """A row-cursor DataTable with j/k/g/G and columns that fit the widget's width."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "cursor_down", "Down", id="table.down", show=False),
+        Binding("k", "cursor_up", "Up", id="table.up", show=False),
+        Binding("g", "scroll_top", "First row", id="table.first", show=False),
+        Binding("G", "scroll_bottom", "Last row", id="table.last", show=False),
+    ]
+
+    COLUMNS: ClassVar[Sequence[ColumnSpec]] = ()
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(
+            id=id, classes=classes, cursor_type="row", zebra_stripes=True, show_row_labels=False
+        )
+        for spec in self.COLUMNS:
+            self.add_column(spec.label, width=spec.width, key=spec.key)
+
+    def on_resize(self, event: Resize) -> None:
+        self.fit_columns(event.size.width)
+
+    def fit_columns(self, width: int) -> None:
+        """Share the width left by fixed columns (and the scrollbar gutter) among flex columns."""
+        gutter = self.styles.scrollbar_size_vertical or 0
+        padding = 2 * self.cell_padding * len(self.COLUMNS)
+        fixed = sum(s.width for s in self.COLUMNS if not s.flex)
+        flex_specs = [s for s in self.COLUMNS if s.flex]
+        spare = max(0, width - gutter - padding - fixed)
+        weights = sum(s.flex for s in flex_specs) or 1
+        shares = [spare * s.flex // weights for s in flex_specs]
+        if shares:
+            shares[-1] += spare - sum(shares)
+        changed = False
+        for spec, share in zip(flex_specs, shares, strict=True):
+            new_width = max(spec.width, share)
+            column = self.columns.get(ColumnKey(spec.key))
+            if column is not None and column.width != new_width:
+                column.width = new_width
+                changed = True
+        if changed:
+            # DataTable has no public "resize column": mark dimensions stale and drop caches.
+            self._require_update_dimensions = True
+            self._clear_caches()
+            self.refresh()
+
+    @property
+    def cursor_row_key(self) -> RowKey | None:
+        if not self.row_count:
+            return None
+        return self.coordinate_to_cell_key(self.cursor_coordinate).row_key
+
+
+class QuestionsTable(NavTable):
+    """One row per question; cells change in place as verdicts and scores arrive."""
+
+    COLUMNS: ClassVar[Sequence[ColumnSpec]] = (
+        ColumnSpec("num", "#", 3),
+        ColumnSpec("question", "question", 12, flex=1),
+        ColumnSpec("key", "key", 10),
+        ColumnSpec("k", "k", 3),
+        ColumnSpec("badge", "badge", 12),
+        ColumnSpec("confidence", "conf", 4),
+        ColumnSpec("suggested", "suggested option", 16),
+    )
+
+    @staticmethod
+    def badge_of(record: QuestionRecord) -> str:
+        return str(record.score.badge) if record.score is not None else str(Badge.PENDING)
+
+    @staticmethod
+    def live_cells(record: QuestionRecord) -> dict[str, Text]:
+        """The cells that change during a run, by column key."""
+        score = record.score
+        if score is None:
+            judged = len(record.options)
+            k = cell(f"{judged}/{record.question.n}" if judged else DASH, "dim")
+            return {
+                "k": k,
+                "badge": badge_cell(Badge.PENDING),
+                "confidence": cell(DASH, "dim"),
+                "suggested": cell(""),
+            }
+        suggested = cell("")
+        if score.suggested_option is not None:
+            options = record.question.options
+            idx = score.suggested_option
+            text = options[idx] if 0 <= idx < len(options) else "?"
+            p = f" ({score.suggested_p:.2f})" if score.suggested_p is not None else ""
+            suggested = cell(f"{option_letter(idx)}: {text}{p}", "bold")
+        return {
+            "k": cell(f"{score.k}/{score.n}"),
+            "badge": badge_cell(score.badge),
+            "confidence": cell(confidence_text(score.confidence)),
+            "suggested": suggested,
+        }
+
+    @classmethod
+    def row_cells(cls, record: QuestionRecord) -> list[Text]:
+        q = record.question
+        live = cls.live_cells(record)
+        return [
+            cell(str(record.number)),
+            cell(q.text),
+            option_cell(q.key, q.options[q.key]) if 0 <= q.key < q.n else cell("?"),
+            live["k"],
+            live["badge"],
+            live["confidence"],
+            live["suggested"],
+        ]
+
+    def show(self, records: Iterable[QuestionRecord]) -> None:
+        """Replace the rows (used at start and when the filter changes), keeping the cursor."""
+        keep = self.cursor_row_key
+        self.clear()
+        for record in records:
+            self.add_row(*self.row_cells(record), key=record.question.id)
+        if keep is not None and keep in self.rows:
+            self.move_cursor(row=self.get_row_index(keep), animate=False)
+
+    def refresh_question(self, record: QuestionRecord) -> None:
+        key = record.question.id
+        if key not in self.rows:
+            return
+        for column, value in self.live_cells(record).items():
+            self.update_cell(key, column, value)
+
+
+class VerdictsTable(NavTable):
+    """One row per assertion in arrival order; filled in batches by the screen's flush timer."""
+
+    COLUMNS: ClassVar[Sequence[ColumnSpec]] = (
+        ColumnSpec("seq", "seq", 5),
+        ColumnSpec("question", "question", 8, flex=3),
+        ColumnSpec("option", "option", 6, flex=2),
+        ColumnSpec("keyed", "keyed", 5),
+        ColumnSpec("verdict", "verdict", 8),
+        ColumnSpec("agrees", "agrees", 6),
+        ColumnSpec("reason", "reason", 8, flex=3),
+    )
+
+    @staticmethod
+    def row_cells(record: AssertionRecord, question: QuestionRecord | None) -> list[Text]:
+        if question is not None:
+            q = question.question
+            keyed = record.option_index == q.key
+            q_text = cell(f"{question.number}. {q.text}")
+            opt_text = (
+                q.options[record.option_index]
+                if 0 <= record.option_index < q.n
+                else "?"
+            )
+        else:  # an event for a question the quiz does not have: show it, do not crash
+            keyed = False
+            q_text = cell(record.question_id)
+            opt_text = "?"
+        return [
+            cell(str(record.seq)),
+            q_text,
+            option_cell(record.option_index, opt_text),
+            keyed_cell(keyed),
+            verdict_cell(record.verdict),
+            agrees_cell(record.verdict, keyed),
+            cell(record.reason, "dim" if record.cached else ""),
+        ]
+
+    LIVE_COLUMNS: ClassVar[tuple[str, ...]] = ("verdict", "agrees", "reason")
+
+    def update_row(self, row_key: RowKey, cells: Sequence[Text]) -> None:
+        """Rewrite the columns a repeated verdict can change (a re-asked assertion)."""
+        by_key = dict(zip((s.key for s in self.COLUMNS), cells, strict=True))
+        for column in self.LIVE_COLUMNS:
+            self.update_cell(row_key, column, by_key[column])
