@@ -17,7 +17,7 @@ from quiztui import __version__
 from quiztui.config import Config, load_config, write_default_config
 from quiztui.core.bayes import JudgeAccuracy
 from quiztui.core.kscore import BADGE_SEVERITY, Badge
-from quiztui.errors import QuiztuiError
+from quiztui.errors import QuizFormatError, QuiztuiError
 from quiztui.locations import config_path, data_dir
 
 COMMANDS = ("vet", "config", "locate", "runs")
@@ -53,9 +53,9 @@ def _parser() -> argparse.ArgumentParser:
 
     cfg = sub.add_parser("config", parents=[common], help="configuration file")
     cfg_sub = cfg.add_subparsers(dest="config_command", required=True)
-    init = cfg_sub.add_parser("init", help="write a commented default config")
+    init = cfg_sub.add_parser("init", parents=[common], help="write a commented default config")
     init.add_argument("--force", action="store_true")
-    cfg_sub.add_parser("show", help="print the effective configuration")
+    cfg_sub.add_parser("show", parents=[common], help="print the effective configuration")
 
     loc = sub.add_parser("locate", parents=[common], help="print where quiztui keeps a file")
     loc.add_argument("what", choices=("config", "data", "db"))
@@ -276,6 +276,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "runs":
             return cmd_runs(config)
         return cmd_vet(config, args, tui=not args.no_tui)
+    except QuizFormatError as exc:
+        # Every problem on its own self-contained line: file, location, field, message.
+        for line in exc.all_lines():
+            print(f"quiztui: error: {line}", file=sys.stderr)
+        return exc.exit_code
     except QuiztuiError as exc:
         print(f"quiztui: error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -75,8 +75,21 @@ def _body(prompt: str, **extra: object) -> dict[str, object]:
     return {"model": "judge-a", "messages": _messages(prompt), **extra}
 
 
-def _client(server: FakeOpenAI, key: str = "sk-test") -> openai.OpenAI:
-    return openai.OpenAI(base_url=server.base_url, api_key=key, max_retries=0)
+_Factory = Callable[..., openai.OpenAI]
+
+
+@pytest.fixture
+def make_client() -> Iterator[_Factory]:
+    """Official clients without retries, closed after the test."""
+    made: list[openai.OpenAI] = []
+
+    def make(server: FakeOpenAI, key: str = "sk-test") -> openai.OpenAI:
+        made.append(openai.OpenAI(base_url=server.base_url, api_key=key, max_retries=0))
+        return made[-1]
+
+    yield make
+    for client in made:
+        client.close()
 
 
 def _sse_events(lines: list[str]) -> list[str]:
@@ -99,8 +112,10 @@ def test_truth_from_quiz_prefers_the_truth_file_over_the_key(quiz: Quiz) -> None
 # -- the official openai client (A13) ------------------------------------------------------
 
 
-def test_openai_client_non_streaming(server: FakeOpenAI, quiz: Quiz, prompt: str) -> None:
-    reply = _client(server).chat.completions.create(model="judge-a", messages=_messages(prompt))
+def test_openai_client_non_streaming(
+    make_client: _Factory, server: FakeOpenAI, quiz: Quiz, prompt: str
+) -> None:
+    reply = make_client(server).chat.completions.create(model="judge-a", messages=_messages(prompt))
     content = reply.choices[0].message.content
     assert content == oracle_reply(prompt, truth_from_quiz(quiz))
     assert reply.object == "chat.completion"
@@ -128,8 +143,10 @@ def test_openai_client_non_streaming(server: FakeOpenAI, quiz: Quiz, prompt: str
     assert record.completion_tokens == usage.completion_tokens
 
 
-def test_openai_client_streaming_matches_non_streaming(server: FakeOpenAI, prompt: str) -> None:
-    client = _client(server)
+def test_openai_client_streaming_matches_non_streaming(
+    make_client: _Factory, server: FakeOpenAI, prompt: str
+) -> None:
+    client = make_client(server)
     whole = client.chat.completions.create(model="judge-a", messages=_messages(prompt))
     stream = client.chat.completions.create(
         model="judge-a",
@@ -173,8 +190,10 @@ async def test_async_openai_client_streams(server: FakeOpenAI, prompt: str) -> N
     assert server.requests[0].model == "judge-b"
 
 
-def test_openai_client_maps_500_and_429(server: FakeOpenAI, prompt: str) -> None:
-    client = _client(server)
+def test_openai_client_maps_500_and_429(
+    make_client: _Factory, server: FakeOpenAI, prompt: str
+) -> None:
+    client = make_client(server)
     server.retry_after = 3
     server.inject("500")
     with pytest.raises(openai.InternalServerError) as server_error:
@@ -197,15 +216,15 @@ def test_openai_client_maps_500_and_429(server: FakeOpenAI, prompt: str) -> None
     ]
 
 
-def test_require_key(quiz: Quiz, prompt: str) -> None:
+def test_require_key(make_client: _Factory, quiz: Quiz, prompt: str) -> None:
     with FakeOpenAI.from_quiz(quiz, require_key="sk-right") as srv:
         with pytest.raises(openai.AuthenticationError) as err:
-            _client(srv, "sk-wrong").chat.completions.create(
+            make_client(srv, "sk-wrong").chat.completions.create(
                 model="judge-a", messages=_messages(prompt)
             )
         assert err.value.code == "invalid_api_key"
         assert "sk-wrong" not in str(err.value)
-        ok = _client(srv, "sk-right").chat.completions.create(
+        ok = make_client(srv, "sk-right").chat.completions.create(
             model="judge-a", messages=_messages(prompt)
         )
         assert ok.choices[0].message.content
@@ -220,8 +239,8 @@ def test_require_key(quiz: Quiz, prompt: str) -> None:
         assert "sk-right" not in repr(srv.requests) and "sk-wrong" not in repr(srv.requests)
 
 
-def test_models_list_and_retrieve(server: FakeOpenAI) -> None:
-    client = _client(server)
+def test_models_list_and_retrieve(make_client: _Factory, server: FakeOpenAI) -> None:
+    client = make_client(server)
     assert [m.id for m in client.models.list()] == ["judge-a", "judge-b"]
     assert client.models.retrieve("judge-b").id == "judge-b"
     with pytest.raises(openai.NotFoundError):

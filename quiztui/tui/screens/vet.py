@@ -84,6 +84,8 @@ class VetScreen(Screen[None]):
         self._run_token = 0
         self._run_worker: Worker[None] | None = None
         self._verdict_rows: dict[int, RowKey] = {}
+        self._seq_by_row: dict[RowKey, int] = {}
+        self._labels: tuple[str, str] = ("", "")
         self._shown_status = self.state.status
 
     # -- composition ---------------------------------------------------------------------------
@@ -98,7 +100,7 @@ class VetScreen(Screen[None]):
         )
         with Horizontal(id="questions-bar", classes="section-bar"):
             yield Static("", id="questions-label", markup=False)
-            yield Input(placeholder="filter question text…", id="search", markup=False)
+            yield Input(placeholder="filter question text…", id="search")
         yield QuestionsTable(id="questions")
         yield Static("", id="verdicts-label", classes="section-bar", markup=False)
         yield VerdictsTable(id="verdicts")
@@ -133,6 +135,7 @@ class VetScreen(Screen[None]):
         self._run_token += 1
         self.state = RunState(self.quiz, self.clock)
         self._verdict_rows.clear()
+        self._seq_by_row.clear()
         self.verdicts_table.clear()
         self.questions_table.show(self._visible_records())
         self.state.begin()
@@ -234,12 +237,11 @@ class VetScreen(Screen[None]):
         state = self.state
         table = self.verdicts_table
         follow = table.row_count == 0 or table.cursor_row >= table.row_count - 1
-        rows = [
-            table.row_cells(state.assertions[seq], state.questions.get(state.assertions[seq].question_id))
-            for seq in seqs
-        ]
+        records = [state.assertions[seq] for seq in seqs]
+        rows = [table.row_cells(r, state.questions.get(r.question_id)) for r in records]
         keys = table.add_rows(rows)
         self._verdict_rows.update(zip(seqs, keys, strict=True))
+        self._seq_by_row.update(zip(keys, seqs, strict=True))
         if follow and table.row_count:
             table.move_cursor(row=table.row_count - 1, animate=False)
 
@@ -291,13 +293,16 @@ class VetScreen(Screen[None]):
         search.focus()
 
     def action_clear_filter(self) -> None:
-        if not self._filtering:
-            return
-        self.badge_filter = "all"
-        self.text_filter = ""
+        """esc: in the search box, drop the text filter; elsewhere, drop every filter."""
         search = self.query_one("#search", Input)
-        search.value = ""
+        in_search = search.has_focus
+        if not in_search:
+            self.badge_filter = "all"
+        search.value = ""  # Input.Changed clears text_filter and re-applies
+        self.text_filter = ""
         self._apply_filter()
+        if in_search:
+            self._close_search()
 
     @on(Input.Changed, "#search")
     def _search_changed(self, event: Input.Changed) -> None:
@@ -307,16 +312,6 @@ class VetScreen(Screen[None]):
     @on(Input.Submitted, "#search")
     def _search_submitted(self, event: Input.Submitted) -> None:
         self._close_search()
-
-    def on_key(self, event: object) -> None:
-        from textual.events import Key
-
-        if isinstance(event, Key) and event.key == "escape":
-            search = self.query_one("#search", Input)
-            if search.has_focus:
-                search.value = ""
-                self._close_search()
-                event.stop()
 
     def _close_search(self) -> None:
         search = self.query_one("#search", Input)
@@ -335,28 +330,32 @@ class VetScreen(Screen[None]):
         label = Text(end="", no_wrap=True, overflow="ellipsis")
         label.append("Questions", style="bold")
         label.append(f"  {shown}/{total} shown · filter: ")
-        label.append(self.badge_filter, style="bold reverse" if self.badge_filter != "all" else "bold")
+        active = self.badge_filter != "all"
+        label.append(self.badge_filter, style="bold reverse" if active else "bold")
         if self.text_filter:
             label.append(" · text: ")
             label.append(repr(self.text_filter))
         label.append("  (f cycles, / searches)", style="dim")
-        self.query_one("#questions-label", Static).update(label)
         verdicts = Text(end="", no_wrap=True, overflow="ellipsis")
         verdicts.append("Verdicts", style="bold")
         verdicts.append(f"  {self.verdicts_table.row_count} shown · {self.state.done} received")
-        self.query_one("#verdicts-label", Static).update(verdicts)
+        labels = (label.plain, verdicts.plain)
+        if labels == self._labels:
+            return
+        if labels[0] != self._labels[0]:
+            self.query_one("#questions-label", Static).update(label)
+        if labels[1] != self._labels[1]:
+            self.query_one("#verdicts-label", Static).update(verdicts)
+        self._labels = labels
 
     # -- detail ---------------------------------------------------------------------------
 
     def _record_for_row(self, table: DataTable[Text], row_key: RowKey) -> QuestionRecord | None:
         if table is self.questions_table:
             return self.state.questions.get(str(row_key.value))
-        for seq, key in self._verdict_rows.items():
-            if key == row_key:
-                record = self.state.assertions.get(seq)
-                if record is not None:
-                    return self.state.questions.get(record.question_id)
-        return None
+        seq = self._seq_by_row.get(row_key)
+        record = self.state.assertions.get(seq) if seq is not None else None
+        return self.state.questions.get(record.question_id) if record is not None else None
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         record = self._record_for_row(event.data_table, event.row_key)

@@ -1,0 +1,117 @@
+"""quiztui's Textual app: themes, global keys, the command palette and the vet screen."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from quiztui.core.quiz import Quiz
+from quiztui.pipeline.events import VetEvent
+from quiztui.tui.commands import QuiztuiCommands
+from quiztui.tui.help import HelpScreen, collect_sections
+from quiztui.tui.messages import RunStatusChanged
+from quiztui.tui.screens.confirm import ConfirmQuitScreen
+from quiztui.tui.screens.vet import VetScreen
+from quiztui.tui.themes import DEFAULT_THEME, FALLBACK_THEME, THEMES_DIR, load_themes
+
+
+class QuiztuiApp(App[None]):
+    """Vets one quiz. ``start_run()`` gives a fresh event stream for each run (``r``)."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "quiztui"
+    COMMANDS = App.COMMANDS | {QuiztuiCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+        Binding("q", "quit", "Quit", id="app.quit_q"),
+        Binding("f1", "help", "Help", id="app.help"),
+        Binding("question_mark", "help", "Help", id="app.help_alt", show=False),
+        Binding(
+            "ctrl+p",
+            "command_palette",
+            "Commands",
+            id="app.command_palette",
+            priority=True,
+            tooltip="Open the command palette",
+        ),
+    ]
+
+    def __init__(
+        self,
+        quiz: Quiz,
+        start_run: Callable[[], AsyncIterator[VetEvent]],
+        *,
+        judge_label: str,
+        simulated: bool,
+        calibration: str = "uncalibrated",
+        autorun: bool = True,
+        theme_name: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        flush_interval: float = 0.1,
+        themes_dir: Path | None = None,
+    ) -> None:
+        super().__init__()
+        self.quiz = quiz
+        self.requested_theme = theme_name
+        self.vet_screen = VetScreen(
+            quiz,
+            start_run,
+            judge_label=judge_label,
+            simulated=simulated,
+            calibration=calibration,
+            autorun=autorun,
+            clock=clock,
+            flush_interval=flush_interval,
+        )
+        loaded = load_themes(themes_dir if themes_dir is not None else THEMES_DIR)
+        self.theme_problems = loaded.problems
+        for theme in loaded.themes:
+            self.register_theme(theme)
+        self.theme = self._initial_theme()
+
+    def _initial_theme(self) -> str:
+        available = self.available_themes
+        if self.requested_theme and self.requested_theme in available:
+            return self.requested_theme
+        return DEFAULT_THEME if DEFAULT_THEME in available else FALLBACK_THEME
+
+    def get_default_screen(self) -> Screen[None]:
+        return self.vet_screen
+
+    def on_mount(self) -> None:
+        if self.requested_theme and self.requested_theme not in self.available_themes:
+            self.notify(
+                f"unknown theme {self.requested_theme!r}; using {self.theme}",
+                severity="warning",
+                markup=False,
+            )
+        for problem in self.theme_problems:
+            self.notify(f"theme skipped: {problem}", severity="warning", markup=False)
+
+    def set_theme(self, name: str) -> None:
+        self.theme = name
+
+    def on_run_status_changed(self, message: RunStatusChanged) -> None:
+        self.sub_title = message.status
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(collect_sections(self.screen)))
+
+    async def action_quit(self) -> None:
+        if not self.vet_screen.running or isinstance(self.screen, ConfirmQuitScreen):
+            self.exit()
+            return
+
+        def answered(quit_app: bool | None) -> None:
+            if quit_app:
+                self.exit()
+
+        self.push_screen(ConfirmQuitScreen(), callback=answered)
