@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 
 from quiztui.core.assertions import decompose, render_batch
 from quiztui.core.quiz import Question, Quiz
@@ -67,7 +68,7 @@ def server(quiz: Quiz) -> Iterator[FakeOpenAI]:
         yield srv
 
 
-def _messages(prompt: str) -> list[dict[str, str]]:
+def _messages(prompt: str) -> list[ChatCompletionMessageParam]:
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
 
 

@@ -15,11 +15,12 @@ class RetryPolicy:
     base_delay: float = 0.5
     max_delay: float = 30.0
     jitter: float = 0.5  # fraction of the delay drawn at random
+    max_retry_after: float = 120.0  # a server's Retry-After is obeyed up to this many seconds
 
     def delay(self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
         """Seconds to wait before retry number ``attempt`` (1-based)."""
         if retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_delay)
+            return min(max(retry_after, 0.0), self.max_retry_after)
         raw = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
         r = (rng or random).random()
         return raw * (1.0 - self.jitter) + raw * self.jitter * r

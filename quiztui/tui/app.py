@@ -37,6 +37,7 @@ class QuiztuiApp(App[None]):
             "command_palette",
             "Commands",
             id="app.command_palette",
+            show=False,  # the Footer shows the palette key on its right already
             priority=True,
             tooltip="Open the command palette",
         ),

@@ -210,7 +210,7 @@ class VetScreen(Screen[None]):
         """Move buffered events to the widgets: one add_rows, a few update_cells, one stats line."""
         state = self.state
         if state.pending_seqs:
-            batch = state.pending_seqs if limit is None else state.pending_seqs[:limit]
+            batch = state.pending_seqs[:limit]  # a copy, also when limit is None
             del state.pending_seqs[: len(batch)]
             self._add_verdict_rows(batch)
         if state.changed_seqs:

@@ -97,12 +97,12 @@ class QuestionsTable(NavTable):
 
     COLUMNS: ClassVar[Sequence[ColumnSpec]] = (
         ColumnSpec("num", "#", 3),
-        ColumnSpec("question", "question", 12, flex=1),
+        ColumnSpec("question", "question", 12, flex=3),
         ColumnSpec("key", "key", 10),
         ColumnSpec("k", "k", 3),
         ColumnSpec("badge", "badge", 12),
         ColumnSpec("confidence", "conf", 4),
-        ColumnSpec("suggested", "suggested option", 16),
+        ColumnSpec("suggested", "suggested option", 16, flex=1),
     )
 
     @staticmethod
