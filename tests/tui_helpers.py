@@ -19,6 +19,7 @@ from quiztui.core.kscore import Badge, badge, k_score
 from quiztui.core.quiz import Question, Quiz
 from quiztui.core.simulation import judge_verdict
 from quiztui.pipeline.events import (
+    AssertionUnjudged,
     QuestionScored,
     QuestionSummary,
     RunFinished,
@@ -86,9 +87,13 @@ def synthetic_events(
     fail_after: int = 0,
     delay: float = 0.0,
     judge_label: str = "SIMULATED judge (TPR 0.9, TNR 0.9)",
+    unjudged: frozenset[str] = frozenset(),
 ) -> AsyncIterator[VetEvent]:
-    """One run's events. ``fail_with`` is raised after ``fail_after`` verdicts."""
-    return _events(quiz, seed, batch_size, tpr, tnr, gate, fail_with, fail_after, delay, judge_label)
+    """One run's events. ``fail_with`` is raised after ``fail_after`` verdicts; assertions whose
+    uid (``q3#1``) is in ``unjudged`` end as AssertionUnjudged."""
+    return _events(
+        quiz, seed, batch_size, tpr, tnr, gate, fail_with, fail_after, delay, judge_label, unjudged
+    )
 
 
 async def _events(
@@ -102,6 +107,7 @@ async def _events(
     fail_after: int,
     delay: float,
     judge_label: str,
+    unjudged: frozenset[str],
 ) -> AsyncIterator[VetEvent]:
     order = shuffled(decompose(quiz), seed)
     acc = JudgeAccuracy(tpr=tpr, tnr=tnr)
@@ -120,7 +126,7 @@ async def _events(
         concurrency=4,
         calibration="uncalibrated",
     )
-    verdicts: dict[str, dict[int, bool]] = {q.id: {} for q in quiz.questions}
+    verdicts: dict[str, dict[int, bool | None]] = {q.id: {} for q in quiz.questions}
     reasons: dict[str, dict[int, str]] = {q.id: {} for q in quiz.questions}
     scores: dict[str, QuestionScored] = {}
     requests = tokens_in = tokens_out = emitted = 0
@@ -137,19 +143,29 @@ async def _events(
             if delay:
                 await asyncio.sleep(delay)
             q = quiz.question(a.question_id)
-            true_index = quiz.truth.get(q.id, q.key)
-            said = judge_verdict(a.text, a.option_index == true_index, tpr, tnr, seed)
-            why = f"{a.option} fits the question" if said else f"{a.option} does not answer it"
-            verdicts[q.id][a.option_index] = said
-            reasons[q.id][a.option_index] = why
-            tokens_out += 6
-            yield VerdictReceived(
-                seq=start + batch.index(a),
-                question_id=q.id,
-                option_index=a.option_index,
-                verdict=said,
-                reason=why,
-            )
+            seq = start + batch.index(a)
+            if a.uid in unjudged:
+                verdicts[q.id][a.option_index] = None
+                reasons[q.id][a.option_index] = "no verdict after 2 re-asks"
+                yield AssertionUnjudged(
+                    seq=seq,
+                    question_id=q.id,
+                    option_index=a.option_index,
+                    reason="no verdict after 2 re-asks",
+                )
+            else:
+                said = _said(quiz, q, a.text, a.option_index, tpr, tnr, seed)
+                why = f"{a.option} fits the question" if said else f"{a.option} does not answer it"
+                verdicts[q.id][a.option_index] = said
+                reasons[q.id][a.option_index] = why
+                tokens_out += 6
+                yield VerdictReceived(
+                    seq=seq,
+                    question_id=q.id,
+                    option_index=a.option_index,
+                    verdict=said,
+                    reason=why,
+                )
             emitted += 1
             if len(verdicts[q.id]) == q.n:
                 scores[q.id] = _score(q, verdicts[q.id], acc)
@@ -160,7 +176,7 @@ async def _events(
             tokens_in=tokens_in,
             tokens_out=tokens_out,
             judged=emitted,
-            unjudged=0,
+            unjudged=sum(1 for v in verdicts.values() for x in v.values() if x is None),
             total=len(order),
             cached=0,
         )
@@ -228,7 +244,12 @@ def _summary(
     )
 
 
-def _score(q: Question, said: dict[int, bool], acc: JudgeAccuracy) -> QuestionScored:
+def _said(quiz: Quiz, q: Question, text: str, index: int, tpr: float, tnr: float, seed: int) -> bool:
+    true_index = quiz.truth.get(q.id, q.key)
+    return judge_verdict(text, index == true_index, tpr, tnr, seed)
+
+
+def _score(q: Question, said: dict[int, bool | None], acc: JudgeAccuracy) -> QuestionScored:
     keyed = [i == q.key for i in range(q.n)]
     vs: list[bool | None] = [said.get(i) for i in range(q.n)]
     k = k_score(keyed, vs)

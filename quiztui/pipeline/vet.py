@@ -10,7 +10,7 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from quiztui.core.assertions import Assertion, decompose, render_batch, shuffled
 from quiztui.core.bayes import JudgeAccuracy, question_posterior
@@ -107,6 +107,8 @@ class VetRun:
         states: dict[int, _State] = {}
         if self.resume_run_id is not None:
             record = self.store.get_run(self.resume_run_id)
+            # A resumed run keeps its own batch size (part of the judge's identity).
+            self.settings = replace(self.settings, batch_size=record.batch_size)
             if record.quiz_hash != self.quiz.content_hash():
                 raise StoreError(
                     f"run {record.id} was made on a different version of this quiz; start a new run"

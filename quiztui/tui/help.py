@@ -71,7 +71,9 @@ def collect_sections(screen: Screen[object]) -> list[HelpSection]:
                 )
             else:
                 merged[entry.description] = entry
-        sections.append(HelpSection(title, tuple(merged.values())))
+        # Our own bindings (they carry ids) before the ones widgets inherit from Textual.
+        ordered = sorted(merged.values(), key=lambda e: e.binding_id is None)
+        sections.append(HelpSection(title, tuple(ordered)))
     return sections
 
 
@@ -109,7 +111,13 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Text("Keys", style="bold"), id="help-title")
             with VerticalScroll(id="help-scroll"):
                 yield Static(sections_text(self.sections), id="help-body")
-            yield Static(Text("esc close · ctrl+p command palette", style="dim"), id="help-hint")
+            yield Static(
+                Text("esc close · ↑/↓ scroll · ctrl+p command palette", style="dim"),
+                id="help-hint",
+            )
+
+    def on_mount(self) -> None:
+        self.query_one("#help-scroll", VerticalScroll).focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

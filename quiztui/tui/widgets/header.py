@@ -68,8 +68,8 @@ class RunHeader(Static):
         if self.simulated:
             text.append(" SIMULATED ", style="bold reverse yellow")
             text.append(" ")
-        text.append("judge: ", style="dim")
+        text.append("calibration: ", style="dim")
+        text.append(one_line(self.calibration), style="italic")
+        text.append("  judge: ", style="dim")
         text.append(one_line(self.judge_label))
-        text.append("  calibration: ", style="dim")
-        text.append(one_line(self.calibration), style="" if self.simulated else "italic")
         return text

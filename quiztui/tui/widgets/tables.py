@@ -67,14 +67,15 @@ class NavTable(DataTable[Text]):
         padding = 2 * self.cell_padding * len(self.COLUMNS)
         fixed = sum(s.width for s in self.COLUMNS if not s.flex)
         flex_specs = [s for s in self.COLUMNS if s.flex]
-        spare = max(0, width - gutter - padding - fixed)
+        # Minimum widths first; whatever is left is shared by weight (remainder to the last).
+        extra = max(0, width - gutter - padding - fixed - sum(s.width for s in flex_specs))
         weights = sum(s.flex for s in flex_specs) or 1
-        shares = [spare * s.flex // weights for s in flex_specs]
+        shares = [extra * s.flex // weights for s in flex_specs]
         if shares:
-            shares[-1] += spare - sum(shares)
+            shares[-1] += extra - sum(shares)
         changed = False
         for spec, share in zip(flex_specs, shares, strict=True):
-            new_width = max(spec.width, share)
+            new_width = spec.width + share
             column = self.columns.get(ColumnKey(spec.key))
             if column is not None and column.width != new_width:
                 column.width = new_width
@@ -102,7 +103,7 @@ class QuestionsTable(NavTable):
         ColumnSpec("k", "k", 3),
         ColumnSpec("badge", "badge", 12),
         ColumnSpec("confidence", "conf", 4),
-        ColumnSpec("suggested", "suggested option", 16, flex=1),
+        ColumnSpec("suggested", "suggested option", 14, flex=1),
     )
 
     @staticmethod
