@@ -24,10 +24,11 @@ def sanitise(text: str) -> str:
     Newlines, tabs, other control and format characters (including bidi overrides and the
     Unicode line/paragraph separators) become single spaces.
     """
-    cleaned = "".join(
-        " " if (unicodedata.category(ch)[0] in "CZ" and ch != " ") else ch for ch in text
-    )
-    return _WS.sub(" ", cleaned).strip()
+    if not text.isprintable():  # str.isprintable is False for every C* and Z* but " "
+        text = "".join(
+            " " if (unicodedata.category(ch)[0] in "CZ" and ch != " ") else ch for ch in text
+        )
+    return _WS.sub(" ", text).strip()
 
 
 @dataclass(frozen=True, slots=True)

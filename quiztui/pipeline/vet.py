@@ -11,6 +11,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from quiztui.core.assertions import Assertion, decompose, render_batch, shuffled
 from quiztui.core.bayes import JudgeAccuracy, question_posterior
@@ -202,12 +203,14 @@ class VetRun:
             a, st = order[seq], states[seq]
             yield VerdictReceived(seq, a.question_id, a.option_index, bool(st.verdict), st.reason, True)
 
+        questions = {q.id: q for q in self.quiz.questions}
+        tally = {"judged": len(restored), "unjudged": 0}
         seqs_by_question: dict[str, list[int]] = {}
         for seq, a in enumerate(order):
             seqs_by_question.setdefault(a.question_id, []).append(seq)
 
         def score(question_id: str) -> QuestionScored:
-            q = self.quiz.question(question_id)
+            q = questions[question_id]
             verdicts: list[bool | None] = [None] * q.n
             unjudged = pending_n = 0
             for seq in seqs_by_question[question_id]:
@@ -237,8 +240,7 @@ class VetRun:
         fatal: list[BaseException] = []
 
         def usage_event() -> UsageUpdated:
-            judged = sum(st.verdict is not None for st in states.values())
-            unjudged = sum(st.unjudged is not None for st in states.values())
+            judged, unjudged = tally["judged"], tally["unjudged"]
             return UsageUpdated(
                 requests=self.provider.usage.requests - base_usage[0],
                 retries=self.provider.usage.retries - base_usage[1],
@@ -261,6 +263,7 @@ class VetRun:
                 else:
                     st.unjudged = f"{why} (after {st.attempts} attempts)"
                     dead.append(seq)
+            tally["unjudged"] += len(dead)
             if dead:
                 self.store.record_unjudged(self.run_id, [(s, states[s].unjudged or why) for s in dead])
                 for s in dead:
@@ -308,10 +311,12 @@ class VetRun:
                 if not exc.retryable and exc.status in (401, 403, 404):
                     fatal.append(exc)
             take(parser.close())
+            ident_of = {s: i for i, s in seq_of.items()}
             for seq in seqs:
                 st = states[seq]
-                ident = next(i for i, s in seq_of.items() if s == seq)
+                ident = ident_of[seq]
                 if ident in got:
+                    tally["judged"] += st.verdict is None
                     st.verdict, st.reason = got[ident].verdict, got[ident].reason
             verdict_rows = [(seq_of[i], v.verdict, v.reason) for i, v in got.items()]
             counters.tokens_in += tokens_in
@@ -404,6 +409,7 @@ class VetRun:
         if fatal:
             leftover = [s for s in range(len(order)) if states[s].verdict is None and states[s].unjudged is None]
             why = f"run stopped: {fatal[0]}"
+            tally["unjudged"] += len(leftover)
             for s in leftover:
                 states[s].unjudged = why
             self.store.record_unjudged(self.run_id, [(s, why) for s in leftover])
@@ -471,12 +477,26 @@ class VetRun:
         )
 
 
-def summary_to_dict(summary: RunSummary) -> dict:  # type: ignore[type-arg]
-    from dataclasses import asdict
-
-    data = asdict(summary)
-    for q in data["questions"]:
-        q["badge"] = str(q["badge"])
+def summary_to_dict(summary: RunSummary) -> dict[str, Any]:
+    """A JSON-ready dict (``dataclasses.asdict`` deep-copies and is slow for large quizzes)."""
+    data = {f: getattr(summary, f) for f in summary.__dataclass_fields__ if f != "questions"}
+    data["badge_counts"] = dict(summary.badge_counts)
+    data["questions"] = [
+        {
+            "question_id": q.question_id,
+            "text": q.text,
+            "options": list(q.options),
+            "key": q.key,
+            "k": q.k,
+            "badge": q.badge.value,
+            "confidence": q.confidence,
+            "suggested_option": q.suggested_option,
+            "suggested_p": q.suggested_p,
+            "verdicts": list(q.verdicts),
+            "reasons": list(q.reasons),
+        }
+        for q in summary.questions
+    ]
     return data
 
 

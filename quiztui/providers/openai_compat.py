@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import random
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -29,6 +30,21 @@ from quiztui.providers.base import (
 from quiztui.providers.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
 
 _TRANSIENT = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+
+
+async def _sse_data(response: httpx.Response) -> AsyncIterator[str]:
+    """The ``data:`` payloads of a server-sent-event stream (cheaper than ``aiter_lines``)."""
+    buffer = ""
+    async for text in response.aiter_text():
+        buffer += text
+        if "\n" not in buffer:
+            continue
+        *lines, buffer = buffer.split("\n")
+        for line in lines:
+            if line.startswith("data:"):
+                yield line[5:].strip()
+    if buffer.startswith("data:"):
+        yield buffer[5:].strip()
 
 
 class _Retryable(Exception):
@@ -174,13 +190,10 @@ class OpenAICompatProvider:
                 if response.status_code >= 400:
                     await response.aread()
                     self._check_status(response)
-                async for line in response.aiter_lines():
-                    if not line.startswith("data:"):
-                        continue
-                    payload = line[5:].strip()
+                async for payload in _sse_data(response):
                     if payload == "[DONE]":
-                        done = True
-                        break
+                        done = True  # read on to the end so the connection goes back to the pool
+                        continue
                     try:
                         chunk = json.loads(payload)
                     except ValueError:

@@ -26,6 +26,7 @@ import hmac
 import json
 import math
 import random
+import socket
 import threading
 import time
 from collections import Counter, deque
@@ -289,6 +290,10 @@ class FakeOpenAI:
         self._tasks.add(task)
         connection = self._next_connection
         self._next_connection += 1
+        sock = writer.get_extra_info("socket")
+        if sock is not None:  # as real servers do: no Nagle delay between header and body writes
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             while await self._serve_one(reader, writer, connection):
                 pass

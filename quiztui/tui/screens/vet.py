@@ -182,6 +182,14 @@ class VetScreen(Screen[None]):
             summary = self.state.summary
             status = summary.status if summary is not None else FINISHED
             self._end_run(status if status in (FINISHED, CANCELLED, FAILED) else FINISHED)
+            if summary is not None and summary.status == FAILED:
+                self.notify(
+                    summary.error or "the run failed",
+                    title="Run failed",
+                    severity="error",
+                    markup=False,
+                    timeout=10,
+                )
         elif event.state == WorkerState.CANCELLED:
             self._end_run(CANCELLED)
         elif event.state == WorkerState.ERROR:
@@ -196,7 +204,7 @@ class VetScreen(Screen[None]):
 
     def _end_run(self, status: str) -> None:
         self.state.end(status)
-        self.flush(limit=None)
+        self.flush()  # capped like every flush; the timer drains any backlog
         self._status_changed()
 
     def _status_changed(self) -> None:

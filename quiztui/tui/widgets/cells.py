@@ -8,7 +8,9 @@ colour is only an extra (and disappears under NO_COLOR).
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
 from quiztui.core.kscore import Badge
@@ -30,9 +32,28 @@ def one_line(text: str) -> str:
     return _BREAKS.sub(" ", text)
 
 
-def cell(text: str, style: str = "") -> Text:
+class Cell(NamedTuple):
+    """A literal, single-line, ellipsised table cell: plain text plus a Rich style.
+
+    Rendered through ``rich.text.Text(plain)`` (never parsed as markup) only when visible. A
+    tuple of two strings costs the garbage collector nothing once untracked, and, having no
+    ``__rich_measure__``, is not measured by DataTable (our columns have fixed widths); with
+    4,000+ rows both keep flushes and frames short.
+    """
+
+    plain: str
+    style: str = ""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text(self.plain, style=self.style, no_wrap=True, overflow="ellipsis", end="")
+
+    def __str__(self) -> str:
+        return self.plain
+
+
+def cell(text: str, style: str = "") -> Cell:
     """A literal, single-line, ellipsised cell."""
-    return Text(one_line(text), style=style, no_wrap=True, overflow="ellipsis", end="")
+    return Cell(one_line(text), style)
 
 
 def option_letter(index: int) -> str:

@@ -20,6 +20,7 @@ from quiztui.core.kscore import Badge
 from quiztui.tui.state import AssertionRecord, QuestionRecord
 from quiztui.tui.widgets.cells import (
     DASH,
+    Cell,
     agrees_cell,
     badge_cell,
     cell,
@@ -39,7 +40,7 @@ class ColumnSpec:
     flex: int = 0  # > 0: takes this share of the width left over by the fixed columns
 
 
-class NavTable(DataTable[Text]):
+class NavTable(DataTable[Cell]):
     """A row-cursor DataTable with j/k/g/G and columns that fit the widget's width."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -111,7 +112,7 @@ class QuestionsTable(NavTable):
         return str(record.score.badge) if record.score is not None else str(Badge.PENDING)
 
     @staticmethod
-    def live_cells(record: QuestionRecord) -> dict[str, Text]:
+    def live_cells(record: QuestionRecord) -> dict[str, Cell]:
         """The cells that change during a run, by column key."""
         score = record.score
         if score is None:
@@ -138,7 +139,7 @@ class QuestionsTable(NavTable):
         }
 
     @classmethod
-    def row_cells(cls, record: QuestionRecord) -> list[Text]:
+    def row_cells(cls, record: QuestionRecord) -> list[Cell]:
         q = record.question
         live = cls.live_cells(record)
         return [
@@ -182,7 +183,7 @@ class VerdictsTable(NavTable):
     )
 
     @staticmethod
-    def row_cells(record: AssertionRecord, question: QuestionRecord | None) -> list[Text]:
+    def row_cells(record: AssertionRecord, question: QuestionRecord | None) -> list[Cell]:
         if question is not None:
             q = question.question
             keyed = record.option_index == q.key
@@ -208,7 +209,7 @@ class VerdictsTable(NavTable):
 
     LIVE_COLUMNS: ClassVar[tuple[str, ...]] = ("verdict", "agrees", "reason")
 
-    def update_row(self, row_key: RowKey, cells: Sequence[Text]) -> None:
+    def update_row(self, row_key: RowKey, cells: Sequence[Cell]) -> None:
         """Rewrite the columns a repeated verdict can change (a re-asked assertion)."""
         by_key = dict(zip((s.key for s in self.COLUMNS), cells, strict=True))
         for column in self.LIVE_COLUMNS:

@@ -1,0 +1,94 @@
+"""Headless vet throughput against the loopback fake server (issue A4).
+
+Runs `quiztui vet QUIZ --no-tui` as a child process against the fake OpenAI-compatible server
+(itself a separate process) and prints verdicts/s, requests, peak RSS of the vet process, and the
+wall time against the ideal ceil(requests / concurrency) × latency.
+
+    .venv/bin/python bench/vet_throughput.py                      # both scenarios below
+    .venv/bin/python bench/vet_throughput.py --latency 0.2 --quiz sample_quizzes/opentdb_sample.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _fake_server import fake_server  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_QUIZ = REPO.parent / "shared" / "data" / "quizaic_corpus" / "opentrivia.questions.txt"
+
+
+def run_once(quiz: Path, latency: float, batch: int, concurrency: int, stream: bool) -> dict[str, float]:
+    with fake_server("--truth-quiz", str(quiz), "--latency", str(latency), "--tpr", "0.9", "--tnr", "0.9") as url, \
+            tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "QUIZTUI_DATA_DIR": tmp, "QUIZTUI_CONFIG_DIR": tmp,
+               "QUIZTUI_JUDGE_STREAM": "true" if stream else "false"}
+        env.pop("NO_COLOR", None)
+        report = Path(tmp) / "report.json"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-m", "quiztui", "vet", str(quiz), "--no-tui", "--judge", "openai-compat",
+             "--base-url", url, "--model", "fake-judge", "--batch-size", str(batch),
+             "--concurrency", str(concurrency), "--format", "json", "-o", str(report), "--no-cache"],
+            env=env, capture_output=True, text=True,
+        )
+        wall = time.perf_counter() - start
+        rss_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        if proc.returncode not in (0, 1):
+            raise SystemExit(f"vet failed ({proc.returncode}): {proc.stderr}")
+        summary = json.loads(report.read_text())
+    ideal = math.ceil(summary["requests"] / concurrency) * latency
+    return {
+        "assertions": summary["judged"] + summary["unjudged"],
+        "judged": summary["judged"],
+        "requests": summary["requests"],
+        "run_s": summary["elapsed"],
+        "process_s": wall,
+        "verdicts_per_s": summary["judged"] / summary["elapsed"],
+        "peak_rss_mb": max(rss_kb, before) / 1024,
+        "ideal_s": ideal,
+        "ratio": summary["elapsed"] / ideal if ideal else float("nan"),
+    }
+
+
+def show(label: str, r: dict[str, float]) -> None:
+    line = (
+        f"{label}: {r['judged']:.0f}/{r['assertions']:.0f} verdicts in {r['run_s']:.2f} s run"
+        f" ({r['process_s']:.2f} s process) = {r['verdicts_per_s']:.0f} verdicts/s;"
+        f" {r['requests']:.0f} requests; peak RSS {r['peak_rss_mb']:.0f} MB"
+    )
+    if r["ideal_s"]:
+        line += f"; ideal {r['ideal_s']:.2f} s, ratio {r['ratio']:.3f}"
+    print(line, flush=True)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quiz", type=Path, default=DEFAULT_QUIZ)
+    p.add_argument("--batch", type=int, default=20)
+    p.add_argument("--concurrency", type=int, default=16)
+    p.add_argument("--latency", type=float, action="append", help="seconds per request (repeatable)")
+    p.add_argument("--no-stream", action="store_true")
+    args = p.parse_args()
+    if not args.quiz.exists():
+        raise SystemExit(f"{args.quiz}: not found (needs ../shared/data or --quiz)")
+    print(f"quiz {args.quiz.name}, batch {args.batch}, concurrency {args.concurrency},"
+          f" {'non-' if args.no_stream else ''}streaming, {os.cpu_count()} CPUs")
+    for latency in args.latency or [0.0, 0.2]:
+        show(f"latency {latency * 1000:.0f} ms", run_once(args.quiz, latency, args.batch, args.concurrency,
+                                                          not args.no_stream))
+
+
+if __name__ == "__main__":
+    main()
