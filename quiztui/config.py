@@ -55,8 +55,8 @@ class VetConfig(_Section):
 class SimulatedConfig(_Section):
     tpr: float = Field(0.95, ge=0.0, le=1.0, description="P(says true | assertion true)")
     tnr: float = Field(0.95, ge=0.0, le=1.0, description="P(says false | assertion false)")
-    latency: float = Field(0.15, ge=0.0, description="seconds per request")
-    line_delay: float = Field(0.02, ge=0.0, description="seconds between streamed reply lines")
+    latency: float = Field(0.3, ge=0.0, description="seconds per request")
+    line_delay: float = Field(0.06, ge=0.0, description="seconds between streamed reply lines")
     seed: int = Field(0, description="seed of the simulated judge's errors")
 
 

@@ -25,6 +25,9 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
     # Never probe a real Ollama from tests: the judge is explicit everywhere.
     monkeypatch.setenv("QUIZTUI_JUDGE_PROVIDER", "simulated")
+    # The demo pace of the simulated judge is for people; tests run it at full speed.
+    monkeypatch.setenv("QUIZTUI_SIMULATED_LATENCY", "0")
+    monkeypatch.setenv("QUIZTUI_SIMULATED_LINE_DELAY", "0")
 
 
 def shared_data(*parts: str) -> Path:
