@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 @contextmanager

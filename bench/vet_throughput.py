@@ -28,20 +28,52 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_QUIZ = REPO.parent / "shared" / "data" / "quizaic_corpus" / "opentrivia.questions.txt"
 
 
-def run_once(quiz: Path, latency: float, batch: int, concurrency: int, stream: bool) -> dict[str, float]:
-    with fake_server("--truth-quiz", str(quiz), "--latency", str(latency), "--tpr", "0.9", "--tnr", "0.9") as url, \
-            tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "QUIZTUI_DATA_DIR": tmp, "QUIZTUI_CONFIG_DIR": tmp,
-               "QUIZTUI_JUDGE_STREAM": "true" if stream else "false"}
+def run_once(
+    quiz: Path, latency: float, batch: int, concurrency: int, stream: bool
+) -> dict[str, float]:
+    with (
+        fake_server(
+            "--truth-quiz", str(quiz), "--latency", str(latency), "--tpr", "0.9", "--tnr", "0.9"
+        ) as url,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        env = {
+            **os.environ,
+            "QUIZTUI_DATA_DIR": tmp,
+            "QUIZTUI_CONFIG_DIR": tmp,
+            "QUIZTUI_JUDGE_STREAM": "true" if stream else "false",
+        }
         env.pop("NO_COLOR", None)
         report = Path(tmp) / "report.json"
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         start = time.perf_counter()
         proc = subprocess.run(
-            [sys.executable, "-m", "quiztui", "vet", str(quiz), "--no-tui", "--judge", "openai-compat",
-             "--base-url", url, "--model", "fake-judge", "--batch-size", str(batch),
-             "--concurrency", str(concurrency), "--format", "json", "-o", str(report), "--no-cache"],
-            env=env, capture_output=True, text=True,
+            [
+                sys.executable,
+                "-m",
+                "quiztui",
+                "vet",
+                str(quiz),
+                "--no-tui",
+                "--judge",
+                "openai-compat",
+                "--base-url",
+                url,
+                "--model",
+                "fake-judge",
+                "--batch-size",
+                str(batch),
+                "--concurrency",
+                str(concurrency),
+                "--format",
+                "json",
+                "-o",
+                str(report),
+                "--no-cache",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
         )
         wall = time.perf_counter() - start
         rss_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -78,16 +110,22 @@ def main() -> None:
     p.add_argument("--quiz", type=Path, default=DEFAULT_QUIZ)
     p.add_argument("--batch", type=int, default=20)
     p.add_argument("--concurrency", type=int, default=16)
-    p.add_argument("--latency", type=float, action="append", help="seconds per request (repeatable)")
+    p.add_argument(
+        "--latency", type=float, action="append", help="seconds per request (repeatable)"
+    )
     p.add_argument("--no-stream", action="store_true")
     args = p.parse_args()
     if not args.quiz.exists():
         raise SystemExit(f"{args.quiz}: not found (needs ../shared/data or --quiz)")
-    print(f"quiz {args.quiz.name}, batch {args.batch}, concurrency {args.concurrency},"
-          f" {'non-' if args.no_stream else ''}streaming, {os.cpu_count()} CPUs")
+    print(
+        f"quiz {args.quiz.name}, batch {args.batch}, concurrency {args.concurrency},"
+        f" {'non-' if args.no_stream else ''}streaming, {os.cpu_count()} CPUs"
+    )
     for latency in args.latency or [0.0, 0.2]:
-        show(f"latency {latency * 1000:.0f} ms", run_once(args.quiz, latency, args.batch, args.concurrency,
-                                                          not args.no_stream))
+        show(
+            f"latency {latency * 1000:.0f} ms",
+            run_once(args.quiz, latency, args.batch, args.concurrency, not args.no_stream),
+        )
 
 
 if __name__ == "__main__":

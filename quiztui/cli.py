@@ -35,13 +35,24 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="config file")
 
     vet = sub.add_parser("vet", parents=[common], help="judge every option of every question")
-    vet.add_argument("quiz", nargs="?", type=Path, help="quiz file (Quizaic JSON/JSONL, Open Trivia DB JSON, CSV)")
-    vet.add_argument("--no-tui", action="store_true", help="run headless: progress on stderr, report on stdout")
+    vet.add_argument(
+        "quiz",
+        nargs="?",
+        type=Path,
+        help="quiz file (Quizaic JSON/JSONL, Open Trivia DB JSON, CSV)",
+    )
+    vet.add_argument(
+        "--no-tui", action="store_true", help="run headless: progress on stderr, report on stdout"
+    )
     vet.add_argument("--format", choices=("json", "csv", "md"), default="md", help="report format")
     vet.add_argument("-o", "--output", type=Path, help="write the report to this file")
-    vet.add_argument("--fail-on", choices=("poor", "questionable", "never"), help="exit 1 threshold")
+    vet.add_argument(
+        "--fail-on", choices=("poor", "questionable", "never"), help="exit 1 threshold"
+    )
     vet.add_argument("--resume", type=int, metavar="RUN_ID", help="continue a stopped run")
-    vet.add_argument("--judge", choices=("auto", "simulated", "openai-compat"), help="judge provider")
+    vet.add_argument(
+        "--judge", choices=("auto", "simulated", "openai-compat"), help="judge provider"
+    )
     vet.add_argument("--model", help="judge model")
     vet.add_argument("--base-url", help="OpenAI-compatible base URL")
     vet.add_argument("--batch-size", type=int, help="assertions per request")
@@ -60,7 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     loc = sub.add_parser("locate", parents=[common], help="print where quiztui keeps a file")
     loc.add_argument("what", choices=("config", "data", "db"))
 
-    sub.add_parser("runs", parents=[common], help="list stored runs").add_argument("--db", type=Path)
+    sub.add_parser("runs", parents=[common], help="list stored runs").add_argument(
+        "--db", type=Path
+    )
     return p
 
 
@@ -97,7 +110,13 @@ def exit_code(badges: Sequence[Badge], fail_on: str) -> int:
     if fail_on == "never":
         return 0
     threshold = BADGE_SEVERITY[Badge.POOR if fail_on == "poor" else Badge.QUESTIONABLE]
-    worst = max((BADGE_SEVERITY[Badge.QUESTIONABLE] if b == Badge.INCOMPLETE else BADGE_SEVERITY[b] for b in badges), default=0)
+    worst = max(
+        (
+            BADGE_SEVERITY[Badge.QUESTIONABLE] if b == Badge.INCOMPLETE else BADGE_SEVERITY[b]
+            for b in badges
+        ),
+        default=0,
+    )
     return 1 if worst >= threshold else 0
 
 
@@ -112,8 +131,17 @@ class Progress:
         self.last_draw = 0.0
         self.last_decile = -1
 
-    def update(self, judged: int, unjudged: int, total: int, requests: int, retries: int,
-               tokens_in: int, tokens_out: int, final: bool = False) -> None:
+    def update(
+        self,
+        judged: int,
+        unjudged: int,
+        total: int,
+        requests: int,
+        retries: int,
+        tokens_in: int,
+        tokens_out: int,
+        final: bool = False,
+    ) -> None:
         done = judged + unjudged
         now = self.clock()
         frac = done / total if total else 1.0
@@ -154,9 +182,9 @@ def _open(config: Config, args: argparse.Namespace):  # type: ignore[no-untyped-
 
 
 def _make_run_factory(config: Config, quiz, store, resume: int | None):  # type: ignore[no-untyped-def]
+    from quiztui.locations import config_dir
     from quiztui.pipeline.prompts import load_prompt
     from quiztui.pipeline.vet import VetRun, VetSettings
-    from quiztui.locations import config_dir
     from quiztui.providers.factory import build_provider
 
     provider = build_provider(config, quiz)
@@ -175,7 +203,9 @@ def _make_run_factory(config: Config, quiz, store, resume: int | None):  # type:
     pending_resume = [resume]
 
     def start_run() -> AsyncIterator:  # type: ignore[type-arg]
-        run = VetRun(quiz, provider, store, prompt, settings, accuracy, resume_run_id=pending_resume[0])
+        run = VetRun(
+            quiz, provider, store, prompt, settings, accuracy, resume_run_id=pending_resume[0]
+        )
         pending_resume[0] = None
         return run.events()
 
@@ -188,12 +218,27 @@ async def _headless(start_run, progress: Progress):  # type: ignore[no-untyped-d
     summary = None
     async for event in start_run():
         if isinstance(event, UsageUpdated):
-            progress.update(event.judged, event.unjudged, event.total, event.requests, event.retries,
-                            event.tokens_in, event.tokens_out)
+            progress.update(
+                event.judged,
+                event.unjudged,
+                event.total,
+                event.requests,
+                event.retries,
+                event.tokens_in,
+                event.tokens_out,
+            )
         elif isinstance(event, RunFinished):
             summary = event.summary
-            progress.update(summary.judged, summary.unjudged, summary.judged + summary.unjudged,
-                            summary.requests, summary.retries, summary.tokens_in, summary.tokens_out, final=True)
+            progress.update(
+                summary.judged,
+                summary.unjudged,
+                summary.judged + summary.unjudged,
+                summary.requests,
+                summary.retries,
+                summary.tokens_in,
+                summary.tokens_out,
+                final=True,
+            )
     return summary
 
 
@@ -224,7 +269,9 @@ def cmd_vet(config: Config, args: argparse.Namespace, tui: bool) -> int:
         report = render_report(summary, args.format)
         if args.output:
             args.output.write_text(report, encoding="utf-8")
-            print(f"quiztui: run {summary.run_id}: report written to {args.output}", file=sys.stderr)
+            print(
+                f"quiztui: run {summary.run_id}: report written to {args.output}", file=sys.stderr
+            )
         else:
             sys.stdout.write(report)
         if summary.status == "failed":
@@ -243,7 +290,9 @@ def cmd_runs(config: Config) -> int:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at))
             badges = (r.summary or {}).get("badge_counts", {})
             counts = " ".join(f"{k}:{v}" for k, v in sorted(badges.items()))
-            print(f"{r.id:>5}  {when}  {r.status:<9} {r.quiz_title[:30]:<30} {r.judge_label[:40]:<40} {counts}")
+            print(
+                f"{r.id:>5}  {when}  {r.status:<9} {r.quiz_title[:30]:<30} {r.judge_label[:40]:<40} {counts}"
+            )
     return 0
 
 
@@ -261,7 +310,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "locate":
             config = load_config(args.config)
-            print({"config": args.config or config_path(), "data": data_dir(), "db": config.db_path()}[args.what])
+            print(
+                {
+                    "config": args.config or config_path(),
+                    "data": data_dir(),
+                    "db": config.db_path(),
+                }[args.what]
+            )
             return 0
         if args.command == "config":
             path = args.config or config_path()
@@ -285,7 +340,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"quiztui: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("quiztui: interrupted; judged verdicts are saved (resume with --resume)", file=sys.stderr)
+        print(
+            "quiztui: interrupted; judged verdicts are saved (resume with --resume)",
+            file=sys.stderr,
+        )
         return 130
 
 

@@ -31,10 +31,13 @@ class JudgeConfig(_Section):
     base_url: str = Field("http://localhost:11434/v1", description="OpenAI-compatible endpoint")
     model: str = Field("", description="model name, e.g. gpt-4o-mini or llama3.1:8b")
     api_key_env: str = Field(
-        "OPENAI_API_KEY", description="environment variable holding the API key (never the key itself)"
+        "OPENAI_API_KEY",
+        description="environment variable holding the API key (never the key itself)",
     )
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature")
-    max_tokens: int | None = Field(None, ge=1, description="reply length cap (unset: provider default)")
+    max_tokens: int | None = Field(
+        None, ge=1, description="reply length cap (unset: provider default)"
+    )
     timeout: float = Field(120.0, gt=0, description="seconds per request")
     concurrency: int = Field(16, ge=1, le=256, description="requests in flight at once")
     max_retries: int = Field(4, ge=0, le=20, description="retries on 408/429/5xx/timeouts")
@@ -44,7 +47,9 @@ class JudgeConfig(_Section):
 class VetConfig(_Section):
     batch_size: int = Field(20, ge=1, le=500, description="assertions per request")
     max_reasks: int = Field(2, ge=0, le=10, description="times a missing verdict is asked again")
-    prior: float = Field(0.95, gt=0.0, lt=1.0, description="prior probability that a key is correct")
+    prior: float = Field(
+        0.95, gt=0.0, lt=1.0, description="prior probability that a key is correct"
+    )
     seed: int | None = Field(None, description="shuffle seed (unset: derived from the quiz)")
     cache: bool = Field(True, description="reuse verdicts of the same judge for the same assertion")
     fail_on: Literal["poor", "questionable", "never"] = Field(
@@ -92,7 +97,11 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     sections = set(Config.model_fields)
     for name, value in environ.items():
-        if not name.startswith("QUIZTUI_") or name in ("QUIZTUI_CONFIG", "QUIZTUI_CONFIG_DIR", "QUIZTUI_DATA_DIR"):
+        if not name.startswith("QUIZTUI_") or name in (
+            "QUIZTUI_CONFIG",
+            "QUIZTUI_CONFIG_DIR",
+            "QUIZTUI_DATA_DIR",
+        ):
             continue
         section, _, key = name[len("QUIZTUI_") :].lower().partition("_")
         if section in sections and key:

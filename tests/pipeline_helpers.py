@@ -33,8 +33,14 @@ async def collect(
 ) -> tuple[list[VetEvent], RunSummary]:
     store = Store(db)
     try:
-        run = VetRun(quiz, provider, store, load_prompt("judge_assertions"), settings or VetSettings(),
-                     resume_run_id=resume)
+        run = VetRun(
+            quiz,
+            provider,
+            store,
+            load_prompt("judge_assertions"),
+            settings or VetSettings(),
+            resume_run_id=resume,
+        )
         events = [e async for e in run.events()]
     finally:
         store.close()

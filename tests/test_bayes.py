@@ -51,7 +51,9 @@ def test_posterior_all_agree_is_confident() -> None:
 
 def test_posterior_suggests_the_option_the_judge_believes() -> None:
     # Judge: key (0) false, option 2 true, the others false.
-    post = question_posterior([False, False, True, False], key=0, acc=JudgeAccuracy(0.9, 0.9), prior=0.95)
+    post = question_posterior(
+        [False, False, True, False], key=0, acc=JudgeAccuracy(0.9, 0.9), prior=0.95
+    )
     # Hand-derived: prior odds key:C = 0.95 : 0.05/3; likelihood ratio C:key = (0.9·0.9)/(0.1·0.1) = 81.
     odds_c = (0.05 / 3) * 81 / 0.95
     assert post.suggested == 2
@@ -120,7 +122,9 @@ def test_confidence_is_calibrated_on_a_simulated_quiz(prior: float, tpr: float, 
     assert ece <= 0.03, ece
     # And the confidence is informative: far better than the prior alone at separating outcomes.
     mean_right = sum(c for c, o in zip(conf, outcome) if o) / max(1, sum(outcome))
-    mean_wrong = sum(c for c, o in zip(conf, outcome) if not o) / max(1, len(outcome) - sum(outcome))
+    mean_wrong = sum(c for c, o in zip(conf, outcome) if not o) / max(
+        1, len(outcome) - sum(outcome)
+    )
     assert mean_right - mean_wrong > 0.3
 
 
@@ -134,6 +138,8 @@ def test_misspecified_confidence_is_detectably_miscalibrated() -> None:
     for _ in range(2000):
         key = rng.randrange(4)
         true = key if rng.random() < 0.6 else rng.choice([i for i in range(4) if i != key])
-        verdicts = [(rng.random() < 0.75) if i == true else not (rng.random() < 0.8) for i in range(4)]
+        verdicts = [
+            (rng.random() < 0.75) if i == true else not (rng.random() < 0.8) for i in range(4)
+        ]
         conf_wrong.append(question_posterior(verdicts, key, acc_assumed, 0.6).confidence)
     assert expected_calibration_error(conf_wrong, outcome) > 0.03

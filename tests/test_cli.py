@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 MALFORMED = REPO / "tests" / "malformed"
@@ -17,7 +16,9 @@ EXPECTED = json.loads((MALFORMED / "EXPECTED.json").read_text())
 SAMPLES = REPO / "sample_quizzes"
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "quiztui", *args],
         capture_output=True,
@@ -68,8 +69,17 @@ def test_bad_config_names_the_key(tmp_path: Path) -> None:
 
 def test_headless_vet_of_planted_errors_flags_them(tmp_path: Path) -> None:
     report = tmp_path / "r.json"
-    out = run_cli("vet", str(SAMPLES / "planted_errors.json"), "--no-tui", "--sim-latency", "0",
-                  "--format", "json", "-o", str(report))
+    out = run_cli(
+        "vet",
+        str(SAMPLES / "planted_errors.json"),
+        "--no-tui",
+        "--sim-latency",
+        "0",
+        "--format",
+        "json",
+        "-o",
+        str(report),
+    )
     assert out.returncode == 1, out.stderr  # questionable/poor questions present
     assert "assertions" in out.stderr  # the progress line
     data = json.loads(report.read_text())
@@ -86,20 +96,45 @@ def test_headless_vet_of_planted_errors_flags_them(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("fail_on", "code"), [("never", 0), ("questionable", 1), ("poor", 1)])
 def test_fail_on_threshold(fail_on: str, code: int) -> None:
-    out = run_cli("vet", str(SAMPLES / "planted_errors.json"), "--no-tui", "--sim-latency", "0",
-                  "--fail-on", fail_on, "--format", "csv")
+    out = run_cli(
+        "vet",
+        str(SAMPLES / "planted_errors.json"),
+        "--no-tui",
+        "--sim-latency",
+        "0",
+        "--fail-on",
+        fail_on,
+        "--format",
+        "csv",
+    )
     assert out.returncode == code, out.stderr
     assert out.stdout.startswith("question_id,question,key,k,n,badge")
 
 
 def test_all_good_quiz_exits_zero(tmp_path: Path) -> None:
     quiz = tmp_path / "good.json"
-    quiz.write_text(json.dumps([
-        {"question": f"What is {i} plus {i}?", "responses": [str(2 * i), str(2 * i + 1)], "correct": str(2 * i)}
-        for i in range(1, 6)
-    ]))
-    out = run_cli("vet", str(quiz), "--no-tui", "--sim-latency", "0", "--format", "md",
-                  env={"QUIZTUI_SIMULATED_TPR": "1", "QUIZTUI_SIMULATED_TNR": "1"})
+    quiz.write_text(
+        json.dumps(
+            [
+                {
+                    "question": f"What is {i} plus {i}?",
+                    "responses": [str(2 * i), str(2 * i + 1)],
+                    "correct": str(2 * i),
+                }
+                for i in range(1, 6)
+            ]
+        )
+    )
+    out = run_cli(
+        "vet",
+        str(quiz),
+        "--no-tui",
+        "--sim-latency",
+        "0",
+        "--format",
+        "md",
+        env={"QUIZTUI_SIMULATED_TPR": "1", "QUIZTUI_SIMULATED_TNR": "1"},
+    )
     assert out.returncode == 0, out.stderr
     assert "| q1 |" in out.stdout and "good 5" in out.stdout
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from pipeline_helpers import collect, make_quiz
+
 from quiztui.config import Config, load_config
 from quiztui.core.simulation import truth_table
 from quiztui.errors import ConfigError, StoreError
@@ -45,8 +45,9 @@ async def test_client_errors_are_not_retried() -> None:
         calls.append(request)
         return httpx.Response(400, json={"error": {"message": "context too long"}})
 
-    provider = OpenAICompatProvider(base_url="http://judge.test/v1", model="m",
-                                    transport=httpx.MockTransport(handler))
+    provider = OpenAICompatProvider(
+        base_url="http://judge.test/v1", model="m", transport=httpx.MockTransport(handler)
+    )
     with pytest.raises(RequestFailed) as err:
         await provider.complete(ChatRequest((("user", "A1: Q: x A: y"),)))
     assert len(calls) == 1 and err.value.status == 400 and "context too long" in str(err.value)
@@ -56,9 +57,12 @@ async def test_retries_give_up_after_the_limit() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(503, json={"error": {"message": "overloaded"}})
 
-    provider = OpenAICompatProvider(base_url="http://judge.test/v1", model="m",
-                                    retry=RetryPolicy(max_retries=2, base_delay=0.001),
-                                    transport=httpx.MockTransport(handler))
+    provider = OpenAICompatProvider(
+        base_url="http://judge.test/v1",
+        model="m",
+        retry=RetryPolicy(max_retries=2, base_delay=0.001),
+        transport=httpx.MockTransport(handler),
+    )
     with pytest.raises(RequestFailed, match="gave up after 3 attempts"):
         await provider.complete(ChatRequest((("user", "hi"),)))
     assert provider.usage.retries == 2 and provider.usage.requests == 3
@@ -72,7 +76,9 @@ async def test_resume_refuses_a_different_judge(tmp_path: Path) -> None:
         await collect(quiz, other, tmp_path / "q.db", resume=first.run_id)
     changed = make_quiz(4)
     with pytest.raises(StoreError, match="different version of this quiz"):
-        await collect(changed, SimulatedProvider(truth_table(changed)), tmp_path / "q.db", resume=first.run_id)
+        await collect(
+            changed, SimulatedProvider(truth_table(changed)), tmp_path / "q.db", resume=first.run_id
+        )
 
 
 def test_config_file_env_and_validation(tmp_path: Path) -> None:
@@ -92,24 +98,40 @@ def test_config_file_env_and_validation(tmp_path: Path) -> None:
 
 def test_remote_endpoint_without_its_key_variable_is_a_config_error() -> None:
     config = Config.model_validate(
-        {"judge": {"provider": "openai-compat", "base_url": "https://api.example.test/v1", "model": "m",
-                   "api_key_env": "QUIZTUI_TEST_KEY_UNSET"}}
+        {
+            "judge": {
+                "provider": "openai-compat",
+                "base_url": "https://api.example.test/v1",
+                "model": "m",
+                "api_key_env": "QUIZTUI_TEST_KEY_UNSET",
+            }
+        }
     )
     with pytest.raises(ConfigError, match="QUIZTUI_TEST_KEY_UNSET is not set"):
         build_provider(config, make_quiz(1))
 
 
 def test_auto_provider_falls_back_to_simulated_when_nothing_answers() -> None:
-    config = Config.model_validate({"judge": {"provider": "auto", "base_url": "http://127.0.0.1:9/v1"}})
+    config = Config.model_validate(
+        {"judge": {"provider": "auto", "base_url": "http://127.0.0.1:9/v1"}}
+    )
     provider = build_provider(config, make_quiz(1))
     assert provider.simulated and "SIMULATED" in provider.label
 
 
 async def test_settings_seed_is_recorded_and_reproducible(tmp_path: Path) -> None:
     quiz = make_quiz(6)
-    _, a = await collect(quiz, SimulatedProvider(truth_table(quiz), tpr=0.8, tnr=0.8), tmp_path / "a.db",
-                         settings=VetSettings(seed=42))
-    _, b = await collect(quiz, SimulatedProvider(truth_table(quiz), tpr=0.8, tnr=0.8), tmp_path / "b.db",
-                         settings=VetSettings(seed=42))
+    _, a = await collect(
+        quiz,
+        SimulatedProvider(truth_table(quiz), tpr=0.8, tnr=0.8),
+        tmp_path / "a.db",
+        settings=VetSettings(seed=42),
+    )
+    _, b = await collect(
+        quiz,
+        SimulatedProvider(truth_table(quiz), tpr=0.8, tnr=0.8),
+        tmp_path / "b.db",
+        settings=VetSettings(seed=42),
+    )
     assert a.seed == b.seed == 42
     assert [q.verdicts for q in a.questions] == [q.verdicts for q in b.questions]

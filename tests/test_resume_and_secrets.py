@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
+
 from quiztui.formats import load_quiz
 from quiztui.testing.fake_openai import FakeOpenAI, truth_from_quiz
 
@@ -22,15 +22,30 @@ QUIZ = REPO / "sample_quizzes" / "opentdb_sample.json"
 
 def cli(server: FakeOpenAI, db: Path, *extra: str) -> list[str]:
     return [
-        sys.executable, "-m", "quiztui", "vet", *extra, "--no-tui", "--judge", "openai-compat",
-        "--base-url", server.base_url, "--model", "fake-judge", "--db", str(db), "--format", "json",
+        sys.executable,
+        "-m",
+        "quiztui",
+        "vet",
+        *extra,
+        "--no-tui",
+        "--judge",
+        "openai-compat",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "fake-judge",
+        "--db",
+        str(db),
+        "--format",
+        "json",
     ]
 
 
 def judged_texts(db: Path) -> set[str]:
     with sqlite3.connect(db) as conn:
         return {
-            t for (t,) in conn.execute(
+            t
+            for (t,) in conn.execute(
                 "SELECT a.text FROM verdicts v JOIN assertions a USING (run_id, seq) WHERE v.verdict IS NOT NULL"
             )
         }
@@ -46,14 +61,22 @@ def test_sigkill_then_restart_resends_nothing_judged(tmp_path: Path, how: str) -
     total = sum(q.n for q in quiz.questions)
     with FakeOpenAI(truth_from_quiz(quiz), latency=0.25, tpr=0.9, tnr=0.9, seed=4) as server:
         # The reference: an uninterrupted run.
-        ref = subprocess.run(cli(server, tmp_path / "ref.db", str(QUIZ)) + ["--concurrency", "8", "--batch-size", "10"],
-                             capture_output=True, text=True, timeout=120)
+        ref = subprocess.run(
+            cli(server, tmp_path / "ref.db", str(QUIZ))
+            + ["--concurrency", "8", "--batch-size", "10"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert ref.returncode in (0, 1), ref.stderr
         reference = json.loads(ref.stdout)
 
         db = tmp_path / "killed.db"
-        proc = subprocess.Popen(cli(server, db, str(QUIZ)) + ["--concurrency", "2", "--batch-size", "10"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            cli(server, db, str(QUIZ)) + ["--concurrency", "2", "--batch-size", "10"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if db.exists() and len(judged_texts(db)) >= 40:
@@ -69,8 +92,12 @@ def test_sigkill_then_restart_resends_nothing_judged(tmp_path: Path, how: str) -
 
         server.clear_log()
         args = ["--resume", str(run_id)] if how == "resume" else [str(QUIZ)]
-        again = subprocess.run(cli(server, db, *args) + ["--concurrency", "8", "--batch-size", "10"],
-                               capture_output=True, text=True, timeout=120)
+        again = subprocess.run(
+            cli(server, db, *args) + ["--concurrency", "8", "--batch-size", "10"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert again.returncode in (0, 1), again.stderr
         resent = set(server.asked_texts(answered_only=False))
     assert resent and not (resent & before)
@@ -92,14 +119,22 @@ def test_api_key_never_reaches_database_cache_or_reports(tmp_path: Path) -> None
         "QUIZTUI_CONFIG_DIR": str(home / "config"),
         "QUIZTUI_DATA_DIR": str(home / "data"),
     }
-    with FakeOpenAI(truth_from_quiz(quiz), require_key=marker, fault_rate=0.3,
-                    fault_kinds=["500", "429"], retry_after=0) as server:
+    with FakeOpenAI(
+        truth_from_quiz(quiz),
+        require_key=marker,
+        fault_rate=0.3,
+        fault_kinds=["500", "429"],
+        retry_after=0,
+    ) as server:
         db = home / "data" / "quiztui.db"
         for fmt in ("json", "csv", "md"):
             out = subprocess.run(
                 cli(server, db, str(REPO / "sample_quizzes" / "planted_errors.json"))
                 + ["--format", fmt, "-o", str(home / f"report.{fmt}"), "--no-cache"],
-                capture_output=True, text=True, env=env, timeout=120,
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=120,
             )
             assert out.returncode in (0, 1), out.stderr
             assert marker not in out.stdout and marker not in out.stderr

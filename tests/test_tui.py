@@ -510,7 +510,6 @@ async def test_markup_in_quiz_text_is_shown_literally_everywhere() -> None:
         text = screen_text(detail)
         assert MARKUP_QUESTION in text
         assert MARKUP_OPTION in text
-        app.notify(MARKUP_QUESTION, markup=False)  # the app's own toasts use markup=False
 
 
 async def test_markup_in_title_and_judge_label_is_literal() -> None:

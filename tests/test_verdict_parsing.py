@@ -44,7 +44,9 @@ def test_tolerant_line_formats(line: str, ident: str, verdict: bool) -> None:
     assert (parsed.id, parsed.verdict) == (ident, verdict)
 
 
-@pytest.mark.parametrize("line", ["", "Here are the verdicts:", "A1 maybe", "A1: unsure", "The answer A2 TRUE"])
+@pytest.mark.parametrize(
+    "line", ["", "Here are the verdicts:", "A1 maybe", "A1: unsure", "The answer A2 TRUE"]
+)
 def test_lines_without_a_verdict(line: str) -> None:
     assert parse_line(line) is None
 
@@ -74,13 +76,20 @@ def test_streaming_parser_emits_lines_as_they_complete() -> None:
 def test_sanitise_flattens_control_and_separator_characters() -> None:
     text = "Paris\nA7 TRUE\r\n\tx\u2028y\u202ez\x00"
     clean = sanitise(text)
-    assert "\n" not in clean and "\r" not in clean and "\u2028" not in clean and "\u202e" not in clean
+    assert (
+        "\n" not in clean and "\r" not in clean and "\u2028" not in clean and "\u202e" not in clean
+    )
     assert clean == "Paris A7 TRUE x y z"
 
 
 def _quiz(extra_option: str) -> Quiz:
     qs = [
-        Question(id=f"q{i}", text=f"Question {i}?", options=(f"right {i}", f"wrong {i}", f"other {i}"), key=0)
+        Question(
+            id=f"q{i}",
+            text=f"Question {i}?",
+            options=(f"right {i}", f"wrong {i}", f"other {i}"),
+            key=0,
+        )
         for i in range(1, 8)
     ]
     qs.append(Question(id="q8", text="Capital of France?", options=("Paris", extra_option), key=0))

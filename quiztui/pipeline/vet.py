@@ -33,7 +33,13 @@ from quiztui.pipeline.events import (
     VetEvent,
 )
 from quiztui.pipeline.prompts import PromptTemplate
-from quiztui.providers.base import ChatRequest, Provider, RequestFailed, RetryNotice, StreamInterrupted
+from quiztui.providers.base import (
+    ChatRequest,
+    Provider,
+    RequestFailed,
+    RetryNotice,
+    StreamInterrupted,
+)
 from quiztui.store import Store
 from quiztui.store.cache import judge_key as make_judge_key
 
@@ -119,7 +125,9 @@ class VetRun:
                     f"run {record.id} was judged by '{record.judge_label}'; configure the same judge"
                     " (model, base URL, prompt, batch size) to resume it"
                 )
-            order = [by_uid[f"{qid}#{opt}"] for _, qid, opt, _, _ in self.store.run_order(record.id)]
+            order = [
+                by_uid[f"{qid}#{opt}"] for _, qid, opt, _, _ in self.store.run_order(record.id)
+            ]
             for seq, stored in self.store.verdicts(record.id).items():
                 if stored.verdict is not None:
                     states[seq] = _State(stored.verdict, stored.reason, True)
@@ -201,7 +209,9 @@ class VetRun:
         )
         for seq in sorted(restored):
             a, st = order[seq], states[seq]
-            yield VerdictReceived(seq, a.question_id, a.option_index, bool(st.verdict), st.reason, True)
+            yield VerdictReceived(
+                seq, a.question_id, a.option_index, bool(st.verdict), st.reason, True
+            )
 
         questions = {q.id: q for q in self.quiz.questions}
         tally = {"judged": len(restored), "unjudged": 0}
@@ -265,10 +275,16 @@ class VetRun:
                     dead.append(seq)
             tally["unjudged"] += len(dead)
             if dead:
-                self.store.record_unjudged(self.run_id, [(s, states[s].unjudged or why) for s in dead])
+                self.store.record_unjudged(
+                    self.run_id, [(s, states[s].unjudged or why) for s in dead]
+                )
                 for s in dead:
                     a = order[s]
-                    emit(AssertionUnjudged(s, a.question_id, a.option_index, states[s].unjudged or why))
+                    emit(
+                        AssertionUnjudged(
+                            s, a.question_id, a.option_index, states[s].unjudged or why
+                        )
+                    )
             return dead
 
         async def judge_batch(batch_no: int, seqs: list[int]) -> None:
@@ -375,7 +391,9 @@ class VetRun:
 
         async def drive() -> None:
             try:
-                workers = [asyncio.create_task(worker()) for _ in range(max(1, self.settings.concurrency))]
+                workers = [
+                    asyncio.create_task(worker()) for _ in range(max(1, self.settings.concurrency))
+                ]
                 try:
                     await asyncio.gather(*workers)
                 finally:
@@ -407,7 +425,11 @@ class VetRun:
             if status == "cancelled":
                 self.store.finish_run(self.run_id, "cancelled", None)
         if fatal:
-            leftover = [s for s in range(len(order)) if states[s].verdict is None and states[s].unjudged is None]
+            leftover = [
+                s
+                for s in range(len(order))
+                if states[s].verdict is None and states[s].unjudged is None
+            ]
             why = f"run stopped: {fatal[0]}"
             tally["unjudged"] += len(leftover)
             for s in leftover:
@@ -421,13 +443,24 @@ class VetRun:
         for qs in scores.values():
             yield qs
         yield usage_event()
-        summary = self._summary(order, states, scores, counters, status, started, seed,
-                                str(fatal[0]) if fatal else None, usage_event())
+        summary = self._summary(
+            order,
+            states,
+            scores,
+            counters,
+            status,
+            started,
+            seed,
+            str(fatal[0]) if fatal else None,
+            usage_event(),
+        )
         self.store.finish_run(self.run_id, status, summary_to_dict(summary))
         yield RunFinished(summary)
 
     def _summary(self, order, states, scores, counters, status, started, seed, error, usage):  # type: ignore[no-untyped-def]
-        seqs: dict[tuple[str, int], int] = {(a.question_id, a.option_index): s for s, a in enumerate(order)}
+        seqs: dict[tuple[str, int], int] = {
+            (a.question_id, a.option_index): s for s, a in enumerate(order)
+        }
         questions = []
         counts: dict[str, int] = {}
         for q in self.quiz.questions:
@@ -446,7 +479,9 @@ class VetRun:
                     suggested_option=sc.suggested_option,
                     suggested_p=sc.suggested_p,
                     verdicts=tuple(st.verdict for st in sts),
-                    reasons=tuple(st.reason if st.verdict is not None else (st.unjudged or "") for st in sts),
+                    reasons=tuple(
+                        st.reason if st.verdict is not None else (st.unjudged or "") for st in sts
+                    ),
                 )
             )
         return RunSummary(

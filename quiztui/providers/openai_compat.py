@@ -91,7 +91,9 @@ class OpenAICompatProvider:
         key = os.environ.get(api_key_env) if api_key_env else None
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        limits = httpx.Limits(max_connections=max(1, concurrency), max_keepalive_connections=max(1, concurrency))
+        limits = httpx.Limits(
+            max_connections=max(1, concurrency), max_keepalive_connections=max(1, concurrency)
+        )
         self._client = httpx.AsyncClient(
             base_url=self.base_url,
             headers=headers,
@@ -142,9 +144,13 @@ class OpenAICompatProvider:
                     self.usage.tokens_out += result.tokens_out
                     return result
                 except _Retryable as exc:
-                    self.usage.errors[exc.error.split(":")[0]] = self.usage.errors.get(exc.error.split(":")[0], 0) + 1
+                    self.usage.errors[exc.error.split(":")[0]] = (
+                        self.usage.errors.get(exc.error.split(":")[0], 0) + 1
+                    )
                     if attempt > self.retry.max_retries:
-                        raise RequestFailed(f"{exc.error} (gave up after {attempt} attempts)") from None
+                        raise RequestFailed(
+                            f"{exc.error} (gave up after {attempt} attempts)"
+                        ) from None
                     delay = self.retry.delay(attempt, exc.retry_after, self._rng)
                     self.usage.retries += 1
                     if on_retry is not None:
@@ -215,7 +221,9 @@ class OpenAICompatProvider:
                             result.finish_reason = choice["finish_reason"]
         except _TRANSIENT as exc:
             if parts:
-                raise StreamInterrupted(f"stream cut ({type(exc).__name__})", "".join(parts)) from None
+                raise StreamInterrupted(
+                    f"stream cut ({type(exc).__name__})", "".join(parts)
+                ) from None
             raise _Retryable(type(exc).__name__) from None
         result.text = "".join(parts)
         if not done and result.finish_reason is None:

@@ -17,7 +17,9 @@ class RetryPolicy:
     jitter: float = 0.5  # fraction of the delay drawn at random
     max_retry_after: float = 120.0  # a server's Retry-After is obeyed up to this many seconds
 
-    def delay(self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
+    def delay(
+        self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None
+    ) -> float:
         """Seconds to wait before retry number ``attempt`` (1-based)."""
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.max_retry_after)

@@ -49,7 +49,9 @@ class SimulatedProvider:
 
     @property
     def label(self) -> str:
-        return f"SIMULATED judge (TPR {self.tpr:g}, TNR {self.tnr:g}, truth from {self.truth_source})"
+        return (
+            f"SIMULATED judge (TPR {self.tpr:g}, TNR {self.tnr:g}, truth from {self.truth_source})"
+        )
 
     async def complete(
         self,
@@ -77,4 +79,3 @@ class SimulatedProvider:
 
     async def aclose(self) -> None:
         return None
-

@@ -28,15 +28,35 @@ def to_json(summary: RunSummary) -> str:
 def to_csv(summary: RunSummary) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(["question_id", "question", "key", "k", "n", "badge", "confidence", "suggested", "suggested_p", "unjudged"])
+    w.writerow(
+        [
+            "question_id",
+            "question",
+            "key",
+            "k",
+            "n",
+            "badge",
+            "confidence",
+            "suggested",
+            "suggested_p",
+            "unjudged",
+        ]
+    )
     for q in summary.questions:
-        w.writerow([
-            q.question_id, q.text, q.options[q.key], q.k, len(q.options), q.badge.value,
-            f"{q.confidence:.4f}",
-            "" if q.suggested_option is None else q.options[q.suggested_option],
-            "" if q.suggested_p is None else f"{q.suggested_p:.4f}",
-            sum(v is None for v in q.verdicts),
-        ])
+        w.writerow(
+            [
+                q.question_id,
+                q.text,
+                q.options[q.key],
+                q.k,
+                len(q.options),
+                q.badge.value,
+                f"{q.confidence:.4f}",
+                "" if q.suggested_option is None else q.options[q.suggested_option],
+                "" if q.suggested_p is None else f"{q.suggested_p:.4f}",
+                sum(v is None for v in q.verdicts),
+            ]
+        )
     return out.getvalue()
 
 

@@ -18,7 +18,13 @@ def judge_key(
     *, provider: str, model: str, base_url: str, prompt: str, params: Mapping[str, object]
 ) -> str:
     payload = json.dumps(
-        {"provider": provider, "model": model, "base_url": base_url, "prompt": prompt, "params": params},
+        {
+            "provider": provider,
+            "model": model,
+            "base_url": base_url,
+            "prompt": prompt,
+            "params": params,
+        },
         sort_keys=True,
     )
     return hashlib.sha256(payload.encode()).hexdigest()

@@ -101,16 +101,36 @@ class Store:
                    model, base_url, judge_label, simulated, judge_key, prompt_hash, seed,
                    batch_size, params_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 (
-                    time.time(), "running", quiz.source_path, quiz.title, quiz.content_hash(),
-                    provider, model, base_url, judge_label, int(simulated), judge_key,
-                    prompt_hash, seed, batch_size, json.dumps(params, sort_keys=True),
+                    time.time(),
+                    "running",
+                    quiz.source_path,
+                    quiz.title,
+                    quiz.content_hash(),
+                    provider,
+                    model,
+                    base_url,
+                    judge_label,
+                    int(simulated),
+                    judge_key,
+                    prompt_hash,
+                    seed,
+                    batch_size,
+                    json.dumps(params, sort_keys=True),
                 ),
             )
             run_id = int(cur.lastrowid or 0)
             c.executemany(
                 "INSERT INTO questions VALUES (?,?,?,?,?,?,?)",
                 [
-                    (run_id, pos, q.id, q.text, json.dumps(list(q.options)), q.key, quiz.truth.get(q.id))
+                    (
+                        run_id,
+                        pos,
+                        q.id,
+                        q.text,
+                        json.dumps(list(q.options)),
+                        q.key,
+                        quiz.truth.get(q.id),
+                    )
                     for pos, q in enumerate(quiz.questions)
                 ],
             )
@@ -134,12 +154,18 @@ class Store:
         if row is None:
             raise StoreError(f"{self.path}: no run with id {run_id}")
         return RunRecord(
-            *row[:11], bool(row[11]), *row[12:16], json.loads(row[16]),
+            *row[:11],
+            bool(row[11]),
+            *row[12:16],
+            json.loads(row[16]),
             json.loads(row[17]) if row[17] else None,
         )
 
     def list_runs(self, limit: int = 50) -> list[RunRecord]:
-        ids = [r[0] for r in self.conn.execute("SELECT id FROM runs ORDER BY id DESC LIMIT ?", (limit,))]
+        ids = [
+            r[0]
+            for r in self.conn.execute("SELECT id FROM runs ORDER BY id DESC LIMIT ?", (limit,))
+        ]
         return [self.get_run(i) for i in ids]
 
     def run_order(self, run_id: int) -> list[tuple[int, str, int, str, bool]]:
@@ -236,4 +262,8 @@ class Store:
         row = self.conn.execute(
             "SELECT requests, retries, tokens_in, tokens_out FROM usage WHERE run_id = ?", (run_id,)
         ).fetchone()
-        return dict(zip(("requests", "retries", "tokens_in", "tokens_out"), row or (0, 0, 0, 0), strict=True))
+        return dict(
+            zip(
+                ("requests", "retries", "tokens_in", "tokens_out"), row or (0, 0, 0, 0), strict=True
+            )
+        )

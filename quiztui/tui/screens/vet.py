@@ -9,6 +9,7 @@ call per verdict would cost ~40 ms of rendering each and drown the event loop.
 from __future__ import annotations
 
 import asyncio
+from itertools import islice
 from collections.abc import AsyncIterator, Callable
 from typing import ClassVar
 
@@ -34,6 +35,7 @@ from quiztui.tui.widgets.tables import QuestionsTable, VerdictsTable
 
 BADGE_FILTERS = ("all", "poor", "questionable", "incomplete", "good", "pending")
 MAX_ROWS_PER_FLUSH = 500
+MAX_QUESTIONS_PER_FLUSH = 250  # question rows refreshed per flush (4 update_cell calls each)
 YIELD_EVERY = 64  # events between forced yields, so a producer that never awaits cannot freeze the UI
 
 
@@ -233,8 +235,13 @@ class VetScreen(Screen[None]):
                     )
             state.changed_seqs.clear()
         if state.dirty_questions:
-            self._refresh_questions(state.dirty_questions)
-            state.dirty_questions.clear()
+            if limit is None or len(state.dirty_questions) <= MAX_QUESTIONS_PER_FLUSH:
+                dirty = set(state.dirty_questions)
+                state.dirty_questions.clear()
+            else:
+                dirty = set(islice(state.dirty_questions, MAX_QUESTIONS_PER_FLUSH))
+                state.dirty_questions.difference_update(dirty)
+            self._refresh_questions(dirty)
             self._update_labels()
         if state.stats_dirty or state.status == RUNNING:
             state.stats_dirty = False

@@ -166,7 +166,9 @@ class QuestionsTable(NavTable):
         if key not in self.rows:
             return
         for column, value in self.live_cells(record).items():
-            self.update_cell(key, column, value)
+            old = self.get_cell(key, column)
+            if old.plain != value.plain or old.style != value.style:  # each update refreshes
+                self.update_cell(key, column, value)
 
 
 class VerdictsTable(NavTable):
