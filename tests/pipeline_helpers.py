@@ -13,7 +13,7 @@ from quiztui.store import Store
 
 
 def make_quiz(n: int = 30, *, wrong_every: int = 0, title: str = "arith") -> Quiz:
-    """n four-option arithmetic questions; with wrong_every, every k-th key is wrong (truth kept)."""
+    """n four-option arithmetic questions; with wrong_every, every k-th key is wrong."""
     questions, truth = [], {}
     for i in range(1, n + 1):
         options = (str(2 * i), str(2 * i + 1), str(2 * i + 2), str(2 * i - 1))

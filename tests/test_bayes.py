@@ -54,7 +54,8 @@ def test_posterior_suggests_the_option_the_judge_believes() -> None:
     post = question_posterior(
         [False, False, True, False], key=0, acc=JudgeAccuracy(0.9, 0.9), prior=0.95
     )
-    # Hand-derived: prior odds key:C = 0.95 : 0.05/3; likelihood ratio C:key = (0.9·0.9)/(0.1·0.1) = 81.
+    # Hand-derived: prior odds key:C = 0.95 : 0.05/3;
+    # likelihood ratio C:key = (0.9·0.9)/(0.1·0.1) = 81.
     odds_c = (0.05 / 3) * 81 / 0.95
     assert post.suggested == 2
     # The two remaining distractors: L(c=1)/L(key) = (0.1·0.1)/(0.1·0.1)·… = 1 (each flips one
@@ -121,8 +122,8 @@ def test_confidence_is_calibrated_on_a_simulated_quiz(prior: float, tpr: float, 
     ece = expected_calibration_error(conf, outcome, bins=10)
     assert ece <= 0.03, ece
     # And the confidence is informative: far better than the prior alone at separating outcomes.
-    mean_right = sum(c for c, o in zip(conf, outcome) if o) / max(1, sum(outcome))
-    mean_wrong = sum(c for c, o in zip(conf, outcome) if not o) / max(
+    mean_right = sum(c for c, o in zip(conf, outcome, strict=True) if o) / max(1, sum(outcome))
+    mean_wrong = sum(c for c, o in zip(conf, outcome, strict=True) if not o) / max(
         1, len(outcome) - sum(outcome)
     )
     assert mean_right - mean_wrong > 0.3

@@ -1,4 +1,4 @@
-"""The vet pipeline over real HTTP to the loopback fake server: streaming, faults, cache (A6, A9)."""
+"""The vet pipeline over real HTTP to the loopback fake server (A6, A9)."""
 
 from __future__ import annotations
 

@@ -46,7 +46,8 @@ def judged_texts(db: Path) -> set[str]:
         return {
             t
             for (t,) in conn.execute(
-                "SELECT a.text FROM verdicts v JOIN assertions a USING (run_id, seq) WHERE v.verdict IS NOT NULL"
+                "SELECT a.text FROM verdicts v JOIN assertions a USING (run_id, seq)"
+                " WHERE v.verdict IS NOT NULL"
             )
         }
 

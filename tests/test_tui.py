@@ -219,15 +219,24 @@ async def test_verdicts_reach_the_table_in_few_capped_batches(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     calls: list[int] = []
-    original = VerdictsTable.add_rows
+    inside = [False]
+    original_rows, original_row = VerdictsTable.add_rows, VerdictsTable.add_row
 
     def counting(self: VerdictsTable, rows):  # type: ignore[no-untyped-def]
         rows = list(rows)
         calls.append(len(rows))
-        return original(self, rows)
+        inside[0] = True
+        try:
+            return original_rows(self, rows)
+        finally:
+            inside[0] = False
+
+    def single(self: VerdictsTable, *cells, **kwargs):  # type: ignore[no-untyped-def]
+        assert inside[0], "a verdict row was added outside add_rows"
+        return original_row(self, *cells, **kwargs)
 
     monkeypatch.setattr(VerdictsTable, "add_rows", counting)
-    monkeypatch.setattr(VerdictsTable, "add_row", _forbid_single_add_row(VerdictsTable.add_row))
+    monkeypatch.setattr(VerdictsTable, "add_row", single)
     quiz = make_quiz(300, markup=False)  # 1,200 verdicts
     app = make_app(quiz, batch_size=20)
     async with app.run_test(size=SIZE) as pilot:
@@ -236,18 +245,6 @@ async def test_verdicts_reach_the_table_in_few_capped_batches(
     assert sum(calls) == 1200
     assert len(calls) <= 1200 // 20  # far fewer table calls than verdicts
     assert max(calls) <= MAX_ROWS_PER_FLUSH
-
-
-def _forbid_single_add_row(original):  # type: ignore[no-untyped-def]
-    """add_row may only run inside add_rows (DataTable implements one with the other)."""
-    import inspect
-
-    def guarded(self, *cells, **kwargs):  # type: ignore[no-untyped-def]
-        caller = inspect.stack()[1].function
-        assert caller == "add_rows", f"add_row called from {caller}"
-        return original(self, *cells, **kwargs)
-
-    return guarded
 
 
 async def test_questions_table_is_updated_in_place_by_key(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -266,7 +263,7 @@ async def test_questions_table_is_updated_in_place_by_key(monkeypatch: pytest.Mo
     assert len(rebuilds) == 2
 
 
-# -- detail, filter, help ------------------------------------------------------------------------------
+# -- detail, filter, help -------------------------------------------------------------------------
 
 
 async def test_enter_opens_detail_with_every_option_and_esc_closes() -> None:
@@ -341,7 +338,9 @@ async def test_filter_applies_to_scores_arriving_later() -> None:
         assert screen.questions_table.row_count == 0
         gate.release.set()
         screen = await finished(pilot)
-        shown = [plain(screen.questions_table.get_cell(k, "badge")) for k in screen.questions_table.rows]
+        shown = [
+            plain(screen.questions_table.get_cell(k, "badge")) for k in screen.questions_table.rows
+        ]
         assert shown and set(shown) == {"poor"}
 
 
@@ -362,6 +361,19 @@ async def test_slash_searches_question_text() -> None:
         assert screen.questions_table.row_count == 12
 
 
+async def test_typing_q_in_the_search_box_does_not_quit(monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_app()
+    exits: list[object] = []
+    monkeypatch.setattr(app, "exit", lambda *a, **k: exits.append(a))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await finished(pilot)
+        await pilot.press("slash", "q", "question_mark")
+        await pilot.pause()
+        assert not exits
+        assert screen.text_filter == "q?"
+        assert not isinstance(app.screen, HelpScreen)
+
+
 async def test_f1_and_question_mark_open_context_aware_help() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -371,7 +383,13 @@ async def test_f1_and_question_mark_open_context_aware_help() -> None:
         assert isinstance(app.screen, HelpScreen)
         text = screen_text(app.screen)
         assert "Focused: QuestionsTable" in text
-        for binding_id in ("run.start", "run.cancel", "view.filter_cycle", "app.quit", "table.down"):
+        for binding_id in (
+            "run.start",
+            "run.cancel",
+            "view.filter_cycle",
+            "app.quit",
+            "table.down",
+        ):
             assert binding_id in text
         await pilot.press("escape")
         await pilot.pause()
@@ -419,7 +437,7 @@ async def test_palette_lists_run_view_and_theme_commands() -> None:
             assert title in titles
 
 
-# -- quitting, errors ---------------------------------------------------------------------------------
+# -- quitting, errors -----------------------------------------------------------------------------
 
 
 async def test_quit_asks_while_a_run_is_active(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -484,7 +502,7 @@ async def test_failed_summary_is_reported() -> None:
         assert any("HTTP 500 [/]" in t for t in toasts), toasts
 
 
-# -- markup safety ----------------------------------------------------------------------------------
+# -- markup safety --------------------------------------------------------------------------------
 
 
 async def test_markup_in_quiz_text_is_shown_literally_everywhere() -> None:
@@ -510,6 +528,32 @@ async def test_markup_in_quiz_text_is_shown_literally_everywhere() -> None:
         text = screen_text(detail)
         assert MARKUP_QUESTION in text
         assert MARKUP_OPTION in text
+
+
+async def test_control_characters_never_reach_the_terminal() -> None:
+    quiz = make_quiz(2, markup=False)
+    evil = quiz.questions[0].model_copy(
+        update={"text": "Red\x1b[31m alert\u202e\nnext line", "options": ("a\x07", "b", "c", "d")}
+    )
+    quiz = quiz.model_copy(update={"questions": (evil, quiz.questions[1])})
+    app = make_app(quiz)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await finished(pilot)
+        cells = [plain(c) for c in screen.questions_table.get_row("q1")]
+        cells += [
+            plain(c)
+            for row in screen.verdicts_table.rows
+            for c in screen.verdicts_table.get_row(row)
+        ]
+        for value in cells:
+            assert value.isprintable(), repr(value)
+        assert plain(screen.questions_table.get_cell("q1", "question")) == (
+            "Red\ufffd[31m alert\ufffd next line"
+        )
+        await pilot.press("enter")
+        await pilot.pause()
+        text = screen_text(app.screen)
+        assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
 
 
 async def test_markup_in_title_and_judge_label_is_literal() -> None:
@@ -541,7 +585,7 @@ async def test_markup_in_title_and_judge_label_is_literal() -> None:
         assert "SIMULATED" not in header
 
 
-# -- themes, sizes, bindings ---------------------------------------------------------------------------
+# -- themes, sizes, bindings ----------------------------------------------------------------------
 
 
 async def test_default_theme_comes_from_the_themes_directory() -> None:
@@ -625,3 +669,33 @@ async def test_events_after_cancel_do_not_leak_into_a_new_run() -> None:
         screen = await finished(pilot)
         assert screen.state.status == "finished"
         assert screen.verdicts_table.row_count == 48
+
+
+async def test_the_real_pipeline_with_the_simulated_judge_fills_the_tables(tmp_path: Path) -> None:
+    from quiztui.core.simulation import truth_table
+    from quiztui.pipeline.prompts import load_prompt
+    from quiztui.pipeline.vet import VetRun, VetSettings
+    from quiztui.providers.simulated import SimulatedProvider
+    from quiztui.store import Store
+
+    quiz = make_quiz()
+    provider = SimulatedProvider(truth_table(quiz))
+    store = Store(tmp_path / "runs.db")
+    prompt = load_prompt("judge_assertions")
+
+    def start_run() -> AsyncIterator[VetEvent]:
+        return VetRun(quiz, provider, store, prompt, VetSettings(batch_size=8)).events()
+
+    app = QuiztuiApp(
+        quiz, start_run, judge_label=provider.label, simulated=True, clock=constant_clock()
+    )
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await finished(pilot)
+            assert screen.state.status == "finished"
+            assert screen.verdicts_table.row_count == 48
+            badges = column(screen.questions_table, "badge")
+            assert "pending" not in badges and {"good", "poor"} <= set(badges)
+            assert plain(screen.questions_table.get_cell("q3", "question")) == MARKUP_QUESTION
+    finally:
+        store.close()

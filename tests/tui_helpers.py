@@ -202,8 +202,18 @@ async def _events(
         )
     yield RunFinished(
         _summary(
-            quiz, judge_label, seed, batch_size, tpr, tnr, summaries, counts,
-            requests, tokens_in, tokens_out, emitted,
+            quiz,
+            judge_label,
+            seed,
+            batch_size,
+            tpr,
+            tnr,
+            summaries,
+            counts,
+            requests,
+            tokens_in,
+            tokens_out,
+            emitted,
         )
     )
 
@@ -244,7 +254,9 @@ def _summary(
     )
 
 
-def _said(quiz: Quiz, q: Question, text: str, index: int, tpr: float, tnr: float, seed: int) -> bool:
+def _said(
+    quiz: Quiz, q: Question, text: str, index: int, tpr: float, tnr: float, seed: int
+) -> bool:
     true_index = quiz.truth.get(q.id, q.key)
     return judge_verdict(text, index == true_index, tpr, tnr, seed)
 
