@@ -184,20 +184,26 @@ async def run(args: argparse.Namespace) -> None:
     VerdictsTable.add_rows = original  # type: ignore[method-assign]
 
     last = producer.last_emitted
-    print(f"tui_stream: {args.n} verdicts at {width}x{height}, rate "
-          f"{'max' if args.rate <= 0 else f'{args.rate:g}/s'}, chunk {args.chunk}, "
-          f"flush every {args.flush_interval * 1000:.0f} ms")
+    print(
+        f"tui_stream: {args.n} verdicts at {width}x{height}, rate "
+        f"{'max' if args.rate <= 0 else f'{args.rate:g}/s'}, chunk {args.chunk}, "
+        f"flush every {args.flush_interval * 1000:.0f} ms"
+    )
     if last is not None:
         print(f"  producer: last verdict emitted {last - started:.2f} s after start")
     if visible_at is not None and last is not None:
-        print(f"  all rows visible: {max(0.0, visible_at - last) * 1000:.0f} ms after the last "
-              f"verdict ({visible_at - started:.2f} s after start)")
+        print(
+            f"  all rows visible: {max(0.0, visible_at - last) * 1000:.0f} ms after the last "
+            f"verdict ({visible_at - started:.2f} s after start)"
+        )
     else:
         print(f"  NOT all rows visible within {args.timeout:g} s: {rows}/{args.n}")
     print(f"  add_rows calls: {len(calls)} (largest {max(calls, default=0)} rows)")
-    print(f"  event-loop lag: p50 {statistics.median(lags) * 1000:.1f} ms, "
-          f"p99 {percentile(lags, 99) * 1000:.1f} ms, max {max(lags, default=0) * 1000:.1f} ms "
-          f"({len(lags)} samples)")
+    print(
+        f"  event-loop lag: p50 {statistics.median(lags) * 1000:.1f} ms, "
+        f"p99 {percentile(lags, 99) * 1000:.1f} ms, max {max(lags, default=0) * 1000:.1f} ms "
+        f"({len(lags)} samples)"
+    )
 
 
 def main() -> None:

@@ -31,8 +31,16 @@ class QuiztuiCommands(Provider):
                 partial(vet.set_badge_filter, badge),
             )
         yield ("View: search questions", "Filter questions by text (/)", vet.action_search)
-        yield ("View: question detail", "Open the highlighted question (enter)", vet.action_open_detail)
-        yield ("Help: keys", "Show the keys of the focused widget and the app (F1)", app.action_help)
+        yield (
+            "View: question detail",
+            "Open the highlighted question (enter)",
+            vet.action_open_detail,
+        )
+        yield (
+            "Help: keys",
+            "Show the keys of the focused widget and the app (F1)",
+            app.action_help,
+        )
         for name in sorted(app.available_themes):
             yield (f"Theme: {name}", f"Switch to the {name} theme", partial(app.set_theme, name))
         yield ("App: quit", "Quit quiztui (asks while a run is active)", app.action_quit)

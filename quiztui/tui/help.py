@@ -58,8 +58,10 @@ def collect_sections(screen: Screen[object]) -> list[HelpSection]:
         grouped[node_id][1].append(
             HelpEntry(display, binding.description, binding.id, active.enabled)
         )
-    # Merge entries that share an action and description (e.g. "q" and "ctrl+q" → Quit).
+    # Merge entries that share a description (e.g. "q" and "ctrl+q" → Quit). Our own bindings
+    # (they carry ids) come first; keys a widget inherits from Textual go to a last section.
     sections: list[HelpSection] = []
+    inherited: list[HelpSection] = []
     for node_id in order:
         title, entries = grouped[node_id]
         merged: dict[str, HelpEntry] = {}
@@ -71,10 +73,18 @@ def collect_sections(screen: Screen[object]) -> list[HelpSection]:
                 )
             else:
                 merged[entry.description] = entry
-        # Our own bindings (they carry ids) before the ones widgets inherit from Textual.
-        ordered = sorted(merged.values(), key=lambda e: e.binding_id is None)
-        sections.append(HelpSection(title, tuple(ordered)))
-    return sections
+        own = tuple(e for e in merged.values() if e.binding_id)
+        builtin = tuple(e for e in merged.values() if not e.binding_id)
+        if own:
+            sections.append(HelpSection(title, own))
+        if builtin:
+            if own or title.startswith("Focused"):
+                inherited.append(
+                    HelpSection(f"{title.removeprefix('Focused: ')} (built-in)", builtin)
+                )
+            else:
+                sections.append(HelpSection(title, builtin))
+    return sections + inherited
 
 
 def sections_text(sections: list[HelpSection]) -> Text:

@@ -11,12 +11,3 @@ class RunStatusChanged(Message):
     def __init__(self, status: str) -> None:
         super().__init__()
         self.status = status
-
-
-class FilterChanged(Message):
-    """The questions table now shows only rows matching ``badge`` (``"all"``) and ``text``."""
-
-    def __init__(self, badge: str, text: str) -> None:
-        super().__init__()
-        self.badge = badge
-        self.text = text

@@ -12,18 +12,24 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from quiztui.tui.state import QuestionRecord
-from quiztui.tui.widgets.cells import BADGE_STYLES, confidence_text, option_letter
+from quiztui.tui.widgets.cells import (
+    BADGE_STYLES,
+    confidence_text,
+    one_line,
+    option_letter,
+    printable,
+)
 
 
 def summary_text(record: QuestionRecord, total: int) -> Text:
     q = record.question
     text = Text(end="")
     text.append(f"Question {record.number} of {total}", style="bold")
-    text.append(f"  id {q.id}", style="dim")
+    text.append(f"  id {one_line(q.id)}", style="dim")
     if q.category:
-        text.append(f"  · {q.category}", style="dim")
+        text.append(f"  · {one_line(q.category)}", style="dim")
     text.append("\n")
-    text.append(q.text)  # literal: quiz text is untrusted
+    text.append(printable(q.text))  # literal: quiz text is untrusted
     text.append("\n\n")
     score = record.score
     if score is None:
@@ -47,7 +53,7 @@ def summary_text(record: QuestionRecord, total: int) -> Text:
         idx = score.suggested_option
         p = f", {score.suggested_p:.2f}" if score.suggested_p is not None else ""
         text.append("judge thinks ", style="bold")
-        text.append(f"{option_letter(idx)}: {q.options[idx]}", style="bold")
+        text.append(f"{option_letter(idx)}: {one_line(q.options[idx])}", style="bold")
         text.append(f" is the answer{p}", style="bold")
     else:
         text.append("posterior agrees with the key", style="dim")
@@ -59,7 +65,7 @@ def option_text(record: QuestionRecord, index: int) -> Text:
     keyed = index == q.key
     text = Text(end="")
     text.append(f"{option_letter(index)}  ", style="bold")
-    text.append(q.options[index], style="bold" if keyed else "")
+    text.append(one_line(q.options[index]), style="bold" if keyed else "")
     if keyed:
         text.append("  ← key", style="bold")
     text.append("\n   keyed ", style="dim")
@@ -80,7 +86,7 @@ def option_text(record: QuestionRecord, index: int) -> Text:
     if assertion.cached:
         text.append(" · cached", style="dim")
     text.append("\n   reason: ", style="dim")
-    text.append(assertion.reason or "(none)")  # the judge's raw text, literally
+    text.append(printable(assertion.reason) or "(none)")  # the judge's raw text, literally
     return text
 
 

@@ -9,9 +9,9 @@ call per verdict would cost ~40 ms of rendering each and drown the event loop.
 from __future__ import annotations
 
 import asyncio
-from itertools import islice
 from collections.abc import AsyncIterator, Callable
-from typing import ClassVar
+from itertools import islice
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -26,9 +26,18 @@ from textual.worker import Worker, WorkerState
 from quiztui.core.quiz import Quiz
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import RunStarted, VetEvent
-from quiztui.tui.messages import FilterChanged, RunStatusChanged
+from quiztui.tui.messages import RunStatusChanged
 from quiztui.tui.screens.detail import QuestionDetailScreen
-from quiztui.tui.state import CANCELLED, FAILED, FINISHED, RUNNING, QuestionRecord, RunState
+from quiztui.tui.state import (
+    CANCELLED,
+    FAILED,
+    FINISHED,
+    IDLE,
+    RUNNING,
+    QuestionRecord,
+    RunState,
+)
+from quiztui.tui.widgets.cells import printable
 from quiztui.tui.widgets.header import RunHeader
 from quiztui.tui.widgets.stats import RunStats
 from quiztui.tui.widgets.tables import QuestionsTable, VerdictsTable
@@ -36,7 +45,8 @@ from quiztui.tui.widgets.tables import QuestionsTable, VerdictsTable
 BADGE_FILTERS = ("all", "poor", "questionable", "incomplete", "good", "pending")
 MAX_ROWS_PER_FLUSH = 500
 MAX_QUESTIONS_PER_FLUSH = 250  # question rows refreshed per flush (4 update_cell calls each)
-YIELD_EVERY = 64  # events between forced yields, so a producer that never awaits cannot freeze the UI
+# Events between forced yields, so a producer that never awaits cannot freeze the UI.
+YIELD_EVERY = 64
 
 
 def error_message(error: BaseException | None) -> str:
@@ -186,7 +196,7 @@ class VetScreen(Screen[None]):
             self._end_run(status if status in (FINISHED, CANCELLED, FAILED) else FINISHED)
             if summary is not None and summary.status == FAILED:
                 self.notify(
-                    summary.error or "the run failed",
+                    printable(summary.error or "the run failed"),
                     title="Run failed",
                     severity="error",
                     markup=False,
@@ -197,7 +207,7 @@ class VetScreen(Screen[None]):
         elif event.state == WorkerState.ERROR:
             self._end_run(FAILED)
             self.notify(
-                error_message(event.worker.error),
+                printable(error_message(event.worker.error)),
                 title="Run failed",
                 severity="error",
                 markup=False,
@@ -337,7 +347,6 @@ class VetScreen(Screen[None]):
     def _apply_filter(self) -> None:
         self.questions_table.show(self._visible_records())
         self._update_labels()
-        self.post_message(FilterChanged(self.badge_filter, self.text_filter))
 
     def _update_labels(self) -> None:
         shown = self.questions_table.row_count
@@ -354,6 +363,8 @@ class VetScreen(Screen[None]):
         verdicts = Text(end="", no_wrap=True, overflow="ellipsis")
         verdicts.append("Verdicts", style="bold")
         verdicts.append(f"  {self.verdicts_table.row_count} shown · {self.state.done} received")
+        if self.state.status == IDLE:
+            verdicts.append("  (press r to start a run)", style="dim")
         labels = (label.plain, verdicts.plain)
         if labels == self._labels:
             return
@@ -365,7 +376,7 @@ class VetScreen(Screen[None]):
 
     # -- detail ---------------------------------------------------------------------------
 
-    def _record_for_row(self, table: DataTable[Text], row_key: RowKey) -> QuestionRecord | None:
+    def _record_for_row(self, table: DataTable[Any], row_key: RowKey) -> QuestionRecord | None:
         if table is self.questions_table:
             return self.state.questions.get(str(row_key.value))
         seq = self._seq_by_row.get(row_key)

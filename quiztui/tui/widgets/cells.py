@@ -8,9 +8,8 @@ colour is only an extra (and disappears under NO_COLOR).
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+import unicodedata
 
-from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
 from quiztui.core.kscore import Badge
@@ -27,13 +26,34 @@ DASH = "–"
 _BREAKS = re.compile(r"[\r\n\t\v\f\u2028\u2029]+")
 
 
+_PARAGRAPHS = {0x2028: "\n", 0x2029: "\n", 0x0D: "\n"}
+
+
+def printable(text: str) -> str:
+    """Replace control and format characters (ESC, bidi overrides, …) except newlines.
+
+    Untrusted text must not reach the terminal as escape sequences or reorder what is shown.
+    """
+    if text.isprintable():
+        return text
+    return "".join(
+        ch if ch == "\n" or unicodedata.category(ch) not in ("Cc", "Cf") else "\ufffd"
+        for ch in text.replace("\r\n", "\n").replace("\t", " ").translate(_PARAGRAPHS)
+    )
+
+
 def one_line(text: str) -> str:
-    """Collapse line breaks so a cell stays one row high."""
-    return _BREAKS.sub(" ", text)
+    """Collapse line breaks (and neutralise control characters) so a cell stays one row high."""
+    return printable(_BREAKS.sub(" ", text))
 
 
 class Cell(Text):
-    """A literal, single-line, ellipsised table cell that DataTable does not measure."""
+    """A literal, single-line, ellipsised table cell that DataTable does not measure.
+
+    DataTable measures every new cell to size auto-width columns, asking the console for the
+    terminal size each time (~10 µs a cell, most of a 500-row flush). Our columns have fixed
+    widths, so the measurement is useless; without ``__rich_measure__`` Textual skips it.
+    """
 
     __rich_measure__ = None  # type: ignore[assignment]
 
@@ -47,27 +67,27 @@ def option_letter(index: int) -> str:
     return chr(ord("A") + index) if index < 26 else str(index + 1)
 
 
-def option_cell(index: int, option: str) -> Text:
+def option_cell(index: int, option: str) -> Cell:
     return cell(f"{option_letter(index)}: {option}")
 
 
-def badge_cell(badge: str) -> Text:
+def badge_cell(badge: str) -> Cell:
     return cell(str(badge), BADGE_STYLES.get(badge, ""))
 
 
-def verdict_cell(verdict: bool | None) -> Text:
+def verdict_cell(verdict: bool | None) -> Cell:
     if verdict is None:
         return cell("unjudged", "bold magenta")
     return cell("TRUE" if verdict else "FALSE", "green" if verdict else "red")
 
 
-def agrees_cell(verdict: bool | None, keyed: bool) -> Text:
+def agrees_cell(verdict: bool | None, keyed: bool) -> Cell:
     if verdict is None:
         return cell(DASH, "dim")
     return cell("yes", "green") if verdict == keyed else cell("no", "bold red")
 
 
-def keyed_cell(keyed: bool) -> Text:
+def keyed_cell(keyed: bool) -> Cell:
     return cell("true" if keyed else "false", "bold" if keyed else "")
 
 

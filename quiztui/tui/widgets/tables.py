@@ -10,7 +10,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.events import Resize
 from textual.widgets import DataTable
@@ -44,6 +43,7 @@ class NavTable(DataTable[Cell]):
     """A row-cursor DataTable with j/k/g/G and columns that fit the widget's width."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "select_cursor", "Detail", id="table.open"),
         Binding("j", "cursor_down", "Down", id="table.down", show=False),
         Binding("k", "cursor_up", "Up", id="table.up", show=False),
         Binding("g", "scroll_top", "First row", id="table.first", show=False),
@@ -115,11 +115,9 @@ class QuestionsTable(NavTable):
     def live_cells(record: QuestionRecord) -> dict[str, Cell]:
         """The cells that change during a run, by column key."""
         score = record.score
-        if score is None:
-            judged = len(record.options)
-            k = cell(f"{judged}/{record.question.n}" if judged else DASH, "dim")
+        if score is None:  # k is the pipeline's to compute; until it scores, show nothing
             return {
-                "k": k,
+                "k": cell(DASH, "dim"),
                 "badge": badge_cell(Badge.PENDING),
                 "confidence": cell(DASH, "dim"),
                 "suggested": cell(""),
@@ -190,11 +188,7 @@ class VerdictsTable(NavTable):
             q = question.question
             keyed = record.option_index == q.key
             q_text = cell(f"{question.number}. {q.text}")
-            opt_text = (
-                q.options[record.option_index]
-                if 0 <= record.option_index < q.n
-                else "?"
-            )
+            opt_text = q.options[record.option_index] if 0 <= record.option_index < q.n else "?"
         else:  # an event for a question the quiz does not have: show it, do not crash
             keyed = False
             q_text = cell(record.question_id)
