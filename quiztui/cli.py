@@ -296,13 +296,25 @@ def cmd_runs(config: Config) -> int:
     return 0
 
 
+def _first_positional(argv: Sequence[str]) -> int | None:
+    """Index of the first argument that is neither an option nor an option's value."""
+    skip = False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+        elif arg == "--config":
+            skip = True
+        elif not arg.startswith("-"):
+            return i
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # `quiztui QUIZ [options]` is `quiztui vet QUIZ [options]` in the TUI.
-    first = next((a for a in argv if not a.startswith("-")), None)
-    tui_shortcut = first is not None and first not in COMMANDS
-    if tui_shortcut:
-        argv.insert(argv.index(first), "vet")
+    position = _first_positional(argv)
+    if position is not None and argv[position] not in COMMANDS:
+        argv.insert(position, "vet")
     args = _parser().parse_args(argv)
     try:
         if args.command is None:

@@ -158,3 +158,11 @@ def test_runs_lists_a_finished_run() -> None:
     out = run_cli("runs")
     assert out.returncode == 0
     assert "planted_errors" in out.stdout and "finished" in out.stdout
+
+
+def test_quiz_shortcut_finds_the_quiz_after_global_options() -> None:
+    from quiztui.cli import _first_positional
+
+    assert _first_positional(["--config", "c.toml", "quiz.json"]) == 2
+    assert _first_positional(["quiz.json", "--no-tui"]) == 0
+    assert _first_positional(["--version"]) is None

@@ -153,13 +153,11 @@ class Store:
         ).fetchone()
         if row is None:
             raise StoreError(f"{self.path}: no run with id {run_id}")
-        return RunRecord(
-            *row[:11],
-            bool(row[11]),
-            *row[12:16],
-            json.loads(row[16]),
-            json.loads(row[17]) if row[17] else None,
-        )
+        values = list(row)
+        values[11] = bool(values[11])
+        values[16] = json.loads(values[16])
+        values[17] = json.loads(values[17]) if values[17] else None
+        return RunRecord(*values)
 
     def list_runs(self, limit: int = 50) -> list[RunRecord]:
         ids = [
