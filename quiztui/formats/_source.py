@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,18 @@ def array_item_lines(text: str) -> list[int]:
 def _skip(text: str, pos: int) -> int:
     match = _WHITESPACE.match(text, pos)
     return match.end() if match else pos
+
+
+def category_and_difficulty(
+    obj: dict[str, Any], report: Callable[[str, str], None]
+) -> dict[str, str | None]:
+    """The optional 'category' and 'difficulty' strings of an item; wrong types are reported."""
+    extras: dict[str, str | None] = {}
+    for name in ("category", "difficulty"):
+        extras[name], problem = optional_str(obj, name)
+        if problem:
+            report(problem, name)
+    return extras
 
 
 def optional_str(obj: dict[str, Any], name: str) -> tuple[str | None, str | None]:

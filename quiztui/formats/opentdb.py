@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from quiztui.core.quiz import Quiz
-from quiztui.formats._source import json_problem, optional_str, show, type_name
+from quiztui.formats._source import category_and_difficulty, json_problem, show, type_name
 from quiztui.formats._validate import QuizBuilder, RawItem
 
 NAME = "opentdb"
@@ -77,11 +77,7 @@ def _check_item(obj: Any, builder: QuizBuilder, item: int) -> None:
         report(f"must be a list of strings (got {type_name(incorrect)})", "incorrect_answers")
     elif not all(isinstance(answer, str) for answer in incorrect):
         report("must be a list of strings", "incorrect_answers")
-    extras: dict[str, str | None] = {}
-    for name in ("category", "difficulty"):
-        extras[name], problem = optional_str(obj, name)
-        if problem:
-            report(problem, name)
+    extras = category_and_difficulty(obj, report)
     if len(builder.problems) > count:
         return
     assert isinstance(incorrect, list)

@@ -11,7 +11,12 @@ import json
 from typing import Any
 
 from quiztui.core.quiz import Quiz
-from quiztui.formats._source import array_item_lines, json_problem, optional_str, type_name
+from quiztui.formats._source import (
+    array_item_lines,
+    category_and_difficulty,
+    json_problem,
+    type_name,
+)
 from quiztui.formats._validate import QuizBuilder, RawItem
 
 NAME = "quizaic"
@@ -110,11 +115,7 @@ def check_item(obj: Any, builder: QuizBuilder, *, line: int | None, item: int | 
         for i, option in enumerate(responses):
             if not isinstance(option, str):
                 report(f"option {i + 1} must be a string (got {type_name(option)})", "responses")
-    extras: dict[str, str | None] = {}
-    for name in ("category", "difficulty"):
-        extras[name], problem = optional_str(obj, name)
-        if problem:
-            report(problem, name)
+    extras = category_and_difficulty(obj, report)
     if len(builder.problems) > count:
         return
     assert isinstance(question, str) and isinstance(correct, str) and isinstance(responses, list)

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
-from quiztui.core.assertions import decompose, parse_rendered_batch
-from quiztui.core.simulation import oracle_reply
+from quiztui.core.assertions import parse_rendered_batch
+from quiztui.core.simulation import oracle_reply, truth_table
 
 if TYPE_CHECKING:
     from quiztui.core.quiz import Quiz
@@ -63,13 +63,8 @@ def approx_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-def truth_from_quiz(quiz: Quiz) -> dict[str, bool]:
-    """Assertion text → truth, from ``quiz.truth`` (question id → true option) or else the key."""
-    out: dict[str, bool] = {}
-    for a in decompose(quiz):
-        true_index = quiz.truth.get(a.question_id)
-        out[a.text] = a.keyed if true_index is None else a.option_index == true_index
-    return out
+# Assertion text → truth, from ``quiz.truth`` (question id → true option) or else the key.
+truth_from_quiz = truth_table
 
 
 @dataclass(frozen=True, slots=True)
