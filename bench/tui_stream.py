@@ -22,16 +22,15 @@ import time
 from collections.abc import AsyncIterator
 
 from quiztui.core.assertions import decompose, shuffled
-from quiztui.core.bayes import JudgeAccuracy, question_posterior
-from quiztui.core.kscore import badge, k_score
+from quiztui.core.bayes import JudgeAccuracy
 from quiztui.core.quiz import Question, Quiz
 from quiztui.pipeline.events import (
-    QuestionScored,
     RunStarted,
     UsageUpdated,
     VerdictReceived,
     VetEvent,
 )
+from quiztui.pipeline.scoring import score_question
 from quiztui.tui.app import QuiztuiApp
 from quiztui.tui.widgets.tables import VerdictsTable
 
@@ -91,19 +90,7 @@ class Producer:
             self.last_emitted = time.perf_counter()
             q = questions[a.question_id]
             if len(said[q.id]) == q.n:
-                vs: list[bool | None] = [said[q.id][j] for j in range(q.n)]
-                k = k_score([j == q.key for j in range(q.n)], vs)
-                post = question_posterior(vs, q.key, acc)
-                yield QuestionScored(
-                    question_id=q.id,
-                    k=k,
-                    n=q.n,
-                    judged=q.n,
-                    badge=badge(q.n, k),
-                    confidence=post.confidence,
-                    suggested_option=post.suggested,
-                    suggested_p=post.suggested_p,
-                )
+                yield score_question(q, [said[q.id][j] for j in range(q.n)], acc)
             if (i + 1) % 20 == 0:
                 yield UsageUpdated(
                     requests=(i + 1) // 20,

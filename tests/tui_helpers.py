@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 from quiztui.core.assertions import decompose, shuffled
-from quiztui.core.bayes import JudgeAccuracy, question_posterior
-from quiztui.core.kscore import Badge, badge, k_score
+from quiztui.core.bayes import JudgeAccuracy
+from quiztui.core.kscore import Badge
 from quiztui.core.quiz import Question, Quiz
 from quiztui.core.simulation import judge_verdict
 from quiztui.pipeline.events import (
@@ -29,6 +29,7 @@ from quiztui.pipeline.events import (
     VerdictReceived,
     VetEvent,
 )
+from quiztui.pipeline.scoring import score_question
 
 MARKUP_QUESTION = "Which tag is [bold]x[/] and [link=x]y, not [/bold]?"
 MARKUP_OPTION = "[red]z[/red]"
@@ -262,20 +263,8 @@ def _said(
 
 
 def _score(q: Question, said: dict[int, bool | None], acc: JudgeAccuracy) -> QuestionScored:
-    keyed = [i == q.key for i in range(q.n)]
     vs: list[bool | None] = [said.get(i) for i in range(q.n)]
-    k = k_score(keyed, vs)
-    post = question_posterior(vs, q.key, acc)
-    return QuestionScored(
-        question_id=q.id,
-        k=k,
-        n=q.n,
-        judged=sum(v is not None for v in vs),
-        badge=badge(q.n, k, sum(v is None for v in vs)),
-        confidence=post.confidence,
-        suggested_option=post.suggested,
-        suggested_p=post.suggested_p,
-    )
+    return score_question(q, vs, acc, unjudged=sum(v is None for v in vs))
 
 
 def stream_factory(quiz: Quiz, **kwargs: object) -> Callable[[], AsyncIterator[VetEvent]]:

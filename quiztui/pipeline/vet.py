@@ -14,8 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from quiztui.core.assertions import Assertion, decompose, render_batch, shuffled
-from quiztui.core.bayes import JudgeAccuracy, question_posterior
-from quiztui.core.kscore import Badge, badge, k_score
+from quiztui.core.bayes import JudgeAccuracy
 from quiztui.core.quiz import Quiz
 from quiztui.core.verdicts import ParsedVerdict, StreamingVerdictParser
 from quiztui.errors import ProviderError, StoreError
@@ -33,6 +32,7 @@ from quiztui.pipeline.events import (
     VetEvent,
 )
 from quiztui.pipeline.prompts import PromptTemplate
+from quiztui.pipeline.scoring import score_question
 from quiztui.providers.base import (
     ChatRequest,
     Provider,
@@ -231,13 +231,13 @@ class VetRun:
                         unjudged += 1
                     else:
                         pending_n += 1
-            keyed = [i == q.key for i in range(q.n)]
-            k = k_score(keyed, verdicts)
-            post = question_posterior(verdicts, q.key, self.accuracy, self.settings.prior)
-            b = Badge.PENDING if pending_n else badge(q.n, k, unjudged)
-            judged = sum(v is not None for v in verdicts)
-            return QuestionScored(
-                q.id, k, q.n, judged, b, post.confidence, post.suggested, post.suggested_p
+            return score_question(
+                q,
+                verdicts,
+                self.accuracy,
+                prior=self.settings.prior,
+                unjudged=unjudged,
+                pending=pending_n,
             )
 
         for qid in dict.fromkeys(order[s].question_id for s in restored):

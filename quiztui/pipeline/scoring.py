@@ -1,0 +1,35 @@
+"""One question's verdicts → its QuestionScored event (k, badge, posterior, suggestion)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from quiztui.core.bayes import DEFAULT_PRIOR, JudgeAccuracy, question_posterior
+from quiztui.core.kscore import Badge, badge, k_score
+from quiztui.core.quiz import Question
+from quiztui.pipeline.events import QuestionScored
+
+
+def score_question(
+    question: Question,
+    verdicts: Sequence[bool | None],
+    accuracy: JudgeAccuracy,
+    *,
+    prior: float = DEFAULT_PRIOR,
+    unjudged: int = 0,
+    pending: int = 0,
+) -> QuestionScored:
+    """``verdicts`` per option (None: no verdict); ``unjudged`` gave up, ``pending`` still asked."""
+    keyed = [i == question.key for i in range(question.n)]
+    k = k_score(keyed, verdicts)
+    post = question_posterior(verdicts, question.key, accuracy, prior)
+    return QuestionScored(
+        question_id=question.id,
+        k=k,
+        n=question.n,
+        judged=sum(v is not None for v in verdicts),
+        badge=Badge.PENDING if pending else badge(question.n, k, unjudged),
+        confidence=post.confidence,
+        suggested_option=post.suggested,
+        suggested_p=post.suggested_p,
+    )
