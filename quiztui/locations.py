@@ -25,6 +25,3 @@ def config_path() -> Path:
 def default_db_path() -> Path:
     return data_dir() / "quiztui.db"
 
-
-def log_path() -> Path:
-    return Path(platformdirs.user_log_dir(APP)) / "quiztui.log"

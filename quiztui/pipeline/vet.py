@@ -17,7 +17,7 @@ from quiztui.core.assertions import Assertion, decompose, render_batch, shuffled
 from quiztui.core.bayes import JudgeAccuracy
 from quiztui.core.quiz import Quiz
 from quiztui.core.verdicts import ParsedVerdict, StreamingVerdictParser
-from quiztui.errors import ProviderError, StoreError
+from quiztui.errors import StoreError
 from quiztui.pipeline.events import (
     AssertionUnjudged,
     BatchFailed,
@@ -67,8 +67,6 @@ class _State:
 
 @dataclass
 class _Counters:
-    requests: int = 0
-    retries: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
     cached: int = 0
@@ -535,4 +533,4 @@ def summary_to_dict(summary: RunSummary) -> dict[str, Any]:
     return data
 
 
-__all__ = ["VetRun", "VetSettings", "default_seed", "summary_to_dict", "ProviderError"]
+__all__ = ["VetRun", "VetSettings", "default_seed", "summary_to_dict"]

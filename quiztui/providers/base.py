@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -94,14 +94,3 @@ class Provider(Protocol):
 
     async def aclose(self) -> None: ...
 
-
-async def iterate_lines(chunks: AsyncIterator[str]) -> AsyncIterator[str]:
-    """Split a stream of text chunks into lines (helper for providers that need it)."""
-    buf = ""
-    async for chunk in chunks:
-        buf += chunk
-        while "\n" in buf:
-            line, buf = buf.split("\n", 1)
-            yield line
-    if buf:
-        yield buf

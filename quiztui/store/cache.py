@@ -57,6 +57,3 @@ class VerdictCache:
             "INSERT OR REPLACE INTO cache(key, verdict, reason, created_at) VALUES (?, ?, ?, ?)",
             [(cache_key(judge, text), int(v), reason, now) for text, v, reason in items],
         )
-
-    def clear(self) -> int:
-        return self._conn.execute("DELETE FROM cache").rowcount
