@@ -41,6 +41,8 @@ class JudgeAccuracy:
     tnr: float = DEFAULT_TNR
     calibrated: bool = False
     label: str = "uncalibrated"
+    # (tp, fn, tn, fp) from a calibration run: the Beta posteriors of TPR/TNR behind intervals
+    counts: tuple[int, int, int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
