@@ -13,14 +13,14 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from quiztui import __version__
+from quiztui import __version__, cli_calibrate
 from quiztui.config import Config, load_config, write_default_config
 from quiztui.core.bayes import JudgeAccuracy
 from quiztui.core.kscore import BADGE_SEVERITY, Badge
 from quiztui.errors import QuizFormatError, QuiztuiError
 from quiztui.locations import config_path, data_dir
 
-COMMANDS = ("vet", "config", "locate", "runs")
+COMMANDS = ("vet", "config", "locate", "runs", "calibrate", "profiles", "panel")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -34,7 +34,20 @@ def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="config file")
 
-    vet = sub.add_parser("vet", parents=[common], help="judge every option of every question")
+    judge = argparse.ArgumentParser(add_help=False)
+    judge.add_argument(
+        "--judge", choices=("auto", "simulated", "openai-compat"), help="judge provider"
+    )
+    judge.add_argument("--model", help="judge model")
+    judge.add_argument("--base-url", help="OpenAI-compatible base URL")
+    judge.add_argument("--batch-size", type=int, help="assertions per request")
+    judge.add_argument("--concurrency", type=int, help="requests in flight")
+    judge.add_argument("--db", type=Path, help="SQLite run store")
+    judge.add_argument("--sim-latency", type=float, help="simulated judge: seconds per request")
+
+    vet = sub.add_parser(
+        "vet", parents=[common, judge], help="judge every option of every question"
+    )
     vet.add_argument(
         "quiz",
         nargs="?",
@@ -50,17 +63,13 @@ def _parser() -> argparse.ArgumentParser:
         "--fail-on", choices=("poor", "questionable", "never"), help="exit 1 threshold"
     )
     vet.add_argument("--resume", type=int, metavar="RUN_ID", help="continue a stopped run")
-    vet.add_argument(
-        "--judge", choices=("auto", "simulated", "openai-compat"), help="judge provider"
-    )
-    vet.add_argument("--model", help="judge model")
-    vet.add_argument("--base-url", help="OpenAI-compatible base URL")
-    vet.add_argument("--batch-size", type=int, help="assertions per request")
-    vet.add_argument("--concurrency", type=int, help="requests in flight")
     vet.add_argument("--seed", type=int, help="shuffle seed")
-    vet.add_argument("--db", type=Path, help="SQLite run store")
     vet.add_argument("--no-cache", action="store_true", help="ignore cached verdicts")
-    vet.add_argument("--sim-latency", type=float, help="simulated judge: seconds per request")
+    vet.add_argument(
+        "--mode",
+        choices=("assertion", "question"),
+        help="assertion: batches of true/false assertions; question: one request per question",
+    )
 
     cfg = sub.add_parser("config", parents=[common], help="configuration file")
     cfg_sub = cfg.add_subparsers(dest="config_command", required=True)
@@ -74,6 +83,8 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("runs", parents=[common], help="list stored runs").add_argument(
         "--db", type=Path
     )
+    cli_calibrate.add_parsers(sub, common, judge)
+    cli_calibrate.add_panel_parser(sub, common, judge)
     return p
 
 
@@ -92,6 +103,8 @@ def _apply_flags(config: Config, args: argparse.Namespace) -> Config:
         judge.concurrency = args.concurrency
     if getattr(args, "batch_size", None):
         vet.batch_size = args.batch_size
+    if getattr(args, "mode", None) and args.command == "vet":
+        vet.mode = args.mode
     if getattr(args, "seed", None) is not None:
         vet.seed = args.seed
     if getattr(args, "fail_on", None):
@@ -181,15 +194,10 @@ def _open(config: Config, args: argparse.Namespace):  # type: ignore[no-untyped-
     return store, quiz
 
 
-def _make_run_factory(config: Config, quiz, store, resume: int | None):  # type: ignore[no-untyped-def]
-    from quiztui.locations import config_dir
-    from quiztui.pipeline.prompts import load_prompt
-    from quiztui.pipeline.vet import VetRun, VetSettings
-    from quiztui.providers.factory import build_provider
+def vet_settings(config: Config):  # type: ignore[no-untyped-def]
+    from quiztui.pipeline.vet import VetSettings
 
-    provider = build_provider(config, quiz)
-    prompt = load_prompt("judge_assertions", config_dir() / "prompts")
-    settings = VetSettings(
+    return VetSettings(
         batch_size=config.vet.batch_size,
         concurrency=config.judge.concurrency,
         seed=config.vet.seed,
@@ -198,8 +206,33 @@ def _make_run_factory(config: Config, quiz, store, resume: int | None):  # type:
         temperature=config.judge.temperature,
         max_tokens=config.judge.max_tokens,
         use_cache=config.vet.cache,
+        mode=config.vet.mode,
+        logprobs=config.judge.logprobs != "off",
     )
-    accuracy = JudgeAccuracy()  # calibrated profiles arrive with `quiztui calibrate`
+
+
+def judge_accuracy(store, provider, prompt, settings) -> JudgeAccuracy:  # type: ignore[no-untyped-def]
+    """The newest profile measured for exactly this judge set-up, else the uncalibrated defaults."""
+    profile = store.profiles.match(
+        provider=provider.name,
+        model=provider.model,
+        prompt_hash=prompt.hash,
+        batch_size=settings.batch_size if settings.mode == "assertion" else 1,
+        mode=settings.mode,
+    )
+    return profile.accuracy() if profile is not None else JudgeAccuracy()
+
+
+def _make_run_factory(config: Config, quiz, store, resume: int | None):  # type: ignore[no-untyped-def]
+    from quiztui.locations import config_dir
+    from quiztui.pipeline.prompts import load_prompt, prompt_for_mode
+    from quiztui.pipeline.vet import VetRun
+    from quiztui.providers.factory import build_provider
+
+    provider = build_provider(config, quiz)
+    settings = vet_settings(config)
+    prompt = load_prompt(prompt_for_mode(settings.mode), config_dir() / "prompts")
+    accuracy = judge_accuracy(store, provider, prompt, settings)
     pending_resume = [resume]
 
     def start_run() -> AsyncIterator:  # type: ignore[type-arg]
@@ -342,6 +375,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = _apply_flags(load_config(args.config), args)
         if args.command == "runs":
             return cmd_runs(config)
+        if args.command == "calibrate":
+            return cli_calibrate.cmd_calibrate(config, args)
+        if args.command == "profiles":
+            return cli_calibrate.cmd_profiles(config, args)
+        if args.command == "panel":
+            return cli_calibrate.cmd_panel(config, args)
         return cmd_vet(config, args, tui=not args.no_tui)
     except QuizFormatError as exc:
         # Every problem on its own self-contained line: file, location, field, message.

@@ -42,6 +42,11 @@ class JudgeConfig(_Section):
     concurrency: int = Field(16, ge=1, le=256, description="requests in flight at once")
     max_retries: int = Field(4, ge=0, le=20, description="retries on 408/429/5xx/timeouts")
     stream: bool = Field(True, description="stream replies (verdicts appear as they are written)")
+    logprobs: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="token logprobs → P(true) per assertion. auto: ask, and go on without them"
+        " when the server refuses; on: a refusal is an error; off: never ask",
+    )
 
 
 class VetConfig(_Section):
@@ -52,6 +57,11 @@ class VetConfig(_Section):
     )
     seed: int | None = Field(None, description="shuffle seed (unset: derived from the quiz)")
     cache: bool = Field(True, description="reuse verdicts of the same judge for the same assertion")
+    mode: Literal["assertion", "question"] = Field(
+        "assertion",
+        description="assertion: batches of true/false assertions (seed 000); question: one request"
+        " per question asking for the correct option",
+    )
     fail_on: Literal["poor", "questionable", "never"] = Field(
         "questionable", description="headless exit code 1 when a question is at least this bad"
     )
@@ -63,6 +73,15 @@ class SimulatedConfig(_Section):
     latency: float = Field(0.3, ge=0.0, description="seconds per request")
     line_delay: float = Field(0.06, ge=0.0, description="seconds between streamed reply lines")
     seed: int = Field(0, description="seed of the simulated judge's errors")
+
+
+class CostConfig(_Section):
+    input_per_mtok: float | None = Field(
+        None, ge=0.0, description="judge model price: USD per million prompt tokens (unset: unknown)"
+    )
+    output_per_mtok: float | None = Field(
+        None, ge=0.0, description="judge model price: USD per million completion tokens"
+    )
 
 
 class StoreConfig(_Section):
@@ -78,6 +97,7 @@ class Config(_Section):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)  # type: ignore[arg-type]
     vet: VetConfig = Field(default_factory=VetConfig)  # type: ignore[arg-type]
     simulated: SimulatedConfig = Field(default_factory=SimulatedConfig)  # type: ignore[arg-type]
+    cost: CostConfig = Field(default_factory=CostConfig)  # type: ignore[arg-type]
     store: StoreConfig = Field(default_factory=StoreConfig)  # type: ignore[arg-type]
     ui: UIConfig = Field(default_factory=UIConfig)  # type: ignore[arg-type]
 

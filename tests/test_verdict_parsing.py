@@ -156,3 +156,46 @@ def test_unjudged_makes_a_question_incomplete_never_false() -> None:
     verdicts = [True, False, None, False]
     assert k_score(keyed, verdicts) == 3
     assert badge(4, 3, unjudged=1) == Badge.INCOMPLETE
+
+
+# -- where the verdict word is (for its token's logprobs) ---------------------------------------
+
+_WORDS = ("true", "false", "yes", "no", "correct", "incorrect", "t", "f")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "A1: TRUE - Paris is the capital",
+        "  - A3 True.",
+        "* A4 → FALSE (wrong year)",
+        "**A5**: True",
+        "3. A6 - false - because",
+        "A9 = F",
+        "`A10`: T",
+        "A11: Correct",
+        "A13. yes",
+        '{"id": "A7", "verdict": true, "reason": "yes"}',
+        '  {"id":"A8","verdict":"False"}',
+        '{"id": "A8", "reason": "\\"verdict\\": no", "verdict" :  "TRUE"}',
+    ],
+)
+def test_offset_points_at_the_verdict_word(line: str) -> None:
+    parsed = parse_line(line)
+    assert parsed is not None and parsed.offset is not None
+    rest = line[parsed.offset :].lower()
+    word = next(w for w in _WORDS if rest.startswith(w))
+    assert (word in ("true", "yes", "correct", "t")) == parsed.verdict
+
+
+def test_streaming_offsets_are_in_the_whole_reply() -> None:
+    reply = 'Verdicts:\n\nA1: TRUE - ok\r\n  - A2 false\n{"id": "A3", "verdict": false}\nA4: T'
+    parser = StreamingVerdictParser(["A1", "A2", "A3", "A4"])
+    found = []
+    for i in range(0, len(reply), 3):  # chunk boundaries anywhere, even inside words
+        found += parser.feed(reply[i : i + 3])
+    found += parser.close()
+    assert [v.id for v in found] == ["A1", "A2", "A3", "A4"]
+    words = [reply[v.offset : v.offset + 5] for v in found if v.offset is not None]
+    assert words == ["TRUE ", "false", "false", "T"]
+    assert parse_reply(reply, ["A2"])["A2"].offset == reply.index("false")

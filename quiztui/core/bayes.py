@@ -10,18 +10,29 @@ exactly one option c is true. Prior: P(c = key) = X (the quiz-level prior accura
 spread evenly over the other options. The judge says "true" for a true assertion with
 probability TPR and "false" for a false one with probability TNR; verdicts are independent given
 c. Unjudged assertions contribute no likelihood (prior only). The posterior over c gives both the
-confidence that the key is right and the option the judge believes is correct.
+confidence that the key is right and the option the judge believes is correct. A panel of judges
+multiplies their likelihoods (independent given c).
+
+Calibration counts (tp, fn, tn, fp) give Beta posteriors for TPR/TNR; Monte Carlo over them turns
+that uncertainty into an interval on the confidence (``confidence_interval``). numpy is imported
+lazily there so the CLI starts without it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DEFAULT_TPR = 0.9
 DEFAULT_TNR = 0.9
 DEFAULT_PRIOR = 0.95
+_EPS = 1e-12  # keeps Monte Carlo rates off exactly 0 and 1
 
 
 def p_accurate_given_judged(s: float, x: float) -> float:
@@ -61,25 +72,40 @@ def _likelihood(verdict: bool | None, is_true: bool, acc: JudgeAccuracy) -> floa
     return acc.tnr if not verdict else 1.0 - acc.tnr
 
 
-def question_posterior(
-    verdicts: Sequence[bool | None],
+def panel_posterior(
+    verdicts_by_judge: Sequence[Sequence[bool | None]],
     key: int,
-    acc: JudgeAccuracy,
+    accuracies: Sequence[JudgeAccuracy],
     prior: float = DEFAULT_PRIOR,
 ) -> QuestionPosterior:
-    """Posterior over which option is correct, given per-option verdicts (None = unjudged)."""
-    n = len(verdicts)
+    """Posterior over which option is correct, given one verdict list per judge.
+
+    ``verdicts_by_judge[j][i]`` is judge j's verdict on option i (None = unjudged: no likelihood);
+    ``accuracies[j]`` is judge j's TPR/TNR. Judges are independent given the correct option.
+    """
+    if not verdicts_by_judge:
+        raise ValueError("a panel needs at least one judge")
+    if len(accuracies) != len(verdicts_by_judge):
+        raise ValueError(
+            f"{len(verdicts_by_judge)} verdict lists but {len(accuracies)} judge accuracies"
+        )
+    n = len(verdicts_by_judge[0])
     if n < 2:
         raise ValueError("a question needs at least two options")
+    if any(len(v) != n for v in verdicts_by_judge):
+        raise ValueError("every judge needs one verdict (or None) per option")
+    if not 0 <= key < n:
+        raise ValueError(f"key {key} outside 0..{n - 1}")
     other = (1.0 - prior) / (n - 1)
-    # Work in logs so long option lists and extreme accuracies cannot underflow.
+    # Work in logs so long option lists, big panels and extreme accuracies cannot underflow.
     logs = []
     for c in range(n):
         p0 = prior if c == key else other
         lp = math.log(p0) if p0 > 0 else -math.inf
-        for i, v in enumerate(verdicts):
-            lik = _likelihood(v, i == c, acc)
-            lp += math.log(lik) if lik > 0 else -math.inf
+        for verdicts, acc in zip(verdicts_by_judge, accuracies, strict=True):
+            for i, v in enumerate(verdicts):
+                lik = _likelihood(v, i == c, acc)
+                lp += math.log(lik) if lik > 0 else -math.inf
         logs.append(lp)
     top = max(logs)
     if top == -math.inf:
@@ -95,6 +121,130 @@ def question_posterior(
         posterior=tuple(post),
         suggested=suggested,
         suggested_p=post[best] if suggested is not None else None,
+    )
+
+
+def question_posterior(
+    verdicts: Sequence[bool | None],
+    key: int,
+    acc: JudgeAccuracy,
+    prior: float = DEFAULT_PRIOR,
+) -> QuestionPosterior:
+    """Posterior over which option is correct, given per-option verdicts (None = unjudged)."""
+    return panel_posterior([verdicts], key, [acc], prior)
+
+
+@functools.lru_cache(maxsize=32)
+def _likelihood_ratio_draws(
+    counts: tuple[int, int, int, int], draws: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Monte Carlo draws of the likelihood ratios of a "true" and a "false" verdict.
+
+    TPR ~ Beta(tp + 1, fn + 1), TNR ~ Beta(tn + 1, fp + 1). For one option, the ratio
+    P(verdict | option correct) / P(verdict | option wrong) is TPR / (1 − TNR) for "true" and
+    (1 − TPR) / TNR for "false". The arrays are cached, so they are made read-only.
+    """
+    import numpy as np  # lazy: keeps `quiztui` start-up free of numpy
+
+    tp, fn, tn, fp = counts
+    rng = np.random.default_rng(seed)
+    tpr = rng.beta(tp + 1, fn + 1, size=draws)
+    tnr = rng.beta(tn + 1, fp + 1, size=draws)
+    # Beta draws can round to exactly 0 or 1 for very large counts; keep the ratios finite.
+    np.clip(tpr, _EPS, 1.0 - _EPS, out=tpr)
+    np.clip(tnr, _EPS, 1.0 - _EPS, out=tnr)
+    ratio_true = tpr / (1.0 - tnr)
+    ratio_false = (1.0 - tpr) / tnr
+    ratio_true.flags.writeable = False
+    ratio_false.flags.writeable = False
+    return ratio_true, ratio_false
+
+
+@functools.lru_cache(maxsize=4096)
+def _interval_from_summary(
+    counts: tuple[int, int, int, int],
+    draws: int,
+    seed: int,
+    prior: float,
+    level: float,
+    n: int,
+    key_verdict: bool | None,
+    others_true: int,
+    others_false: int,
+) -> tuple[float, float]:
+    import numpy as np
+
+    ratio_true, ratio_false = _likelihood_ratio_draws(counts, draws, seed)
+    # Under the single-correct-answer model the posterior of option c is proportional to
+    # prior_c · ratio(verdict_c): every option's "wrong" likelihood cancels. So P(key) depends
+    # only on the key's verdict and how many other options were said true / false / unjudged.
+    if key_verdict is None:
+        key_term = np.full(draws, prior)
+    else:
+        key_term = prior * (ratio_true if key_verdict else ratio_false)
+    others_unjudged = n - 1 - others_true - others_false
+    other_sum = others_true * ratio_true + others_false * ratio_false + others_unjudged
+    confidence = key_term / (key_term + (1.0 - prior) / (n - 1) * other_sum)
+    confidence.sort()
+    tail = (1.0 - level) / 2.0
+    return (_sorted_quantile(confidence, tail), _sorted_quantile(confidence, 1.0 - tail))
+
+
+def _sorted_quantile(ordered: np.ndarray, q: float) -> float:
+    """numpy's default (linear) quantile of sorted values; np.quantile costs ~30 µs here."""
+    last = len(ordered) - 1
+    pos = q * last
+    i = int(pos)
+    j = min(i + 1, last)
+    return float(ordered[i] + (ordered[j] - ordered[i]) * (pos - i))
+
+
+def confidence_interval(
+    verdicts: Sequence[bool | None],
+    key: int,
+    acc: JudgeAccuracy,
+    prior: float = DEFAULT_PRIOR,
+    level: float = 0.95,
+    draws: int = 512,
+    seed: int = 0,
+) -> tuple[float, float] | None:
+    """Equal-tailed interval on P(key is correct) from the uncertainty in the judge's TPR/TNR.
+
+    None when the judge has no calibration counts. Monte Carlo over the Beta posteriors of
+    TPR/TNR (uniform prior) with a fixed seed, so the same inputs give the same interval.
+    """
+    counts = acc.counts
+    if counts is None:
+        return None
+    n = len(verdicts)
+    if n < 2:
+        raise ValueError("a question needs at least two options")
+    if not 0 <= key < n:
+        raise ValueError(f"key {key} outside 0..{n - 1}")
+    tp, fn, tn, fp = (int(c) for c in counts)
+    if min(tp, fn, tn, fp) < 0:
+        raise ValueError(f"counts must be non-negative (tp, fn, tn, fp): {counts}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level {level} outside (0, 1)")
+    if draws < 1:
+        raise ValueError("draws must be at least 1")
+    others_true = others_false = 0
+    for i, v in enumerate(verdicts):
+        if i != key and v is not None:
+            if v:
+                others_true += 1
+            else:
+                others_false += 1
+    return _interval_from_summary(
+        (tp, fn, tn, fp),
+        draws,
+        seed,
+        float(prior),
+        float(level),
+        n,
+        verdicts[key],
+        others_true,
+        others_false,
     )
 
 

@@ -173,12 +173,17 @@ class JudgeProfile:
         )
 
     def accuracy(self) -> JudgeAccuracy:
-        """The judge accuracy a vet run uses, carrying the counts for confidence intervals."""
+        """The judge accuracy a vet run uses, carrying the counts for confidence intervals.
+
+        The rates are the Beta posterior means (successes + 1) / (n + 2): a judge that made no
+        error on a finite gold set is not taken to be infallible, and the point confidence stays
+        inside the interval drawn from the same posteriors.
+        """
         c = self.confusion
         ident = f"profile #{self.id}" if self.id is not None else "profile"
         return JudgeAccuracy(
-            tpr=c.tpr,
-            tnr=c.tnr,
+            tpr=(c.tp + 1) / (c.positives + 2),
+            tnr=(c.tn + 1) / (c.negatives + 2),
             calibrated=True,
             label=f"{ident}: {self.short()}",
             counts=(c.tp, c.fn, c.tn, c.fp),

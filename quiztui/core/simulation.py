@@ -9,9 +9,10 @@ the same results as an uninterrupted one.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from quiztui.core.assertions import decompose, parse_rendered_batch
+from quiztui.core.question_mode import LETTERS, parse_rendered_question
 from quiztui.core.quiz import Quiz
 
 
@@ -28,6 +29,17 @@ def judge_verdict(text: str, truth: bool, tpr: float, tnr: float, seed: int = 0)
     return not (u < tnr)
 
 
+def judge_confidence(text: str, truth: bool, said: bool, seed: int = 0) -> float:
+    """How sure the simulated judge is of what it ``said`` about an assertion (its token P).
+
+    Drawn from a hash of (seed, text) independent of the verdict's draw, and informative: a
+    verdict that matches the truth gets U(0.75, 0.99), a wrong one U(0.5, 0.8), so P(true) from
+    logprobs ranks like a real judge's would, only cleaner.
+    """
+    u = _unit(seed, "confidence\x00" + text)
+    return 0.75 + 0.24 * u if said == truth else 0.5 + 0.3 * u
+
+
 def oracle_reply(
     prompt: str,
     truth: Mapping[str, bool],
@@ -39,8 +51,15 @@ def oracle_reply(
 ) -> str:
     """Reply to a judge prompt: ``A<n>: TRUE|FALSE - reason`` per line, skipping ``skip_ids``.
 
-    Assertions absent from ``truth`` are answered FALSE with reason "unknown assertion".
+    Assertions absent from ``truth`` are answered FALSE with reason "unknown assertion". A
+    per-question prompt gets ``ANSWER: <letter>`` (see :func:`oracle_choice`).
     """
+    options = parse_rendered_question(prompt) if not parse_rendered_batch(prompt) else None
+    if options is not None:
+        choice = oracle_choice(options, truth, tpr=tpr, seed=seed)
+        right = truth.get(options[choice], False)
+        why = "the only option that fits the facts" if right else "seems the best fit"
+        return f"ANSWER: {LETTERS[choice]} - {why}\n"
     lines = []
     for ident, text in parse_rendered_batch(prompt).items():
         if ident in skip_ids:
@@ -53,6 +72,23 @@ def oracle_reply(
         why = "matches the facts" if said else "does not match the facts"
         lines.append(f"{ident}: {'TRUE' if said else 'FALSE'} - {why}")
     return "\n".join(lines) + "\n"
+
+
+def oracle_choice(
+    options: Sequence[str], truth: Mapping[str, bool], *, tpr: float = 1.0, seed: int = 0
+) -> int:
+    """The option a simulated per-question judge names: a true option with probability ``tpr``.
+
+    Otherwise (and when no option is known to be true) one of the others, picked by a hash of the
+    question; so the chosen option is "said true" with TPR = tpr and each distractor with
+    1 − TNR = (1 − tpr) / (n − 1).
+    """
+    key = "\x1f".join(options)
+    true = [i for i, o in enumerate(options) if truth.get(o)]
+    others = [i for i in range(len(options)) if i not in true] or list(range(len(options)))
+    if true and _unit(seed, "choice\x00" + key) < tpr:
+        return true[int(_unit(seed, "which-true\x00" + key) * len(true))]
+    return others[int(_unit(seed, "which-other\x00" + key) * len(others))]
 
 
 def truth_table(quiz: Quiz) -> dict[str, bool]:

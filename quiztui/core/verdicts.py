@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 _TRUE = {"true", "t", "yes", "correct", "accurate", "1"}
 _FALSE = {"false", "f", "no", "incorrect", "inaccurate", "0"}
+TRUE_WORDS: frozenset[str] = frozenset(_TRUE)  # the verdict words, lowercase
+FALSE_WORDS: frozenset[str] = frozenset(_FALSE)
 
 _LEAD = r"^[\s>*#`\-•·+]*(?:\(?\d+[.)]\s+)?[\s*_`\"'\[(]*"
 _LINE = re.compile(
@@ -35,6 +37,15 @@ class ParsedVerdict:
     id: str
     verdict: bool
     reason: str
+    # Character offset where the verdict word starts: in the line for parse_line, in the whole
+    # reply for StreamingVerdictParser and parse_reply. None when not known (some JSON lines).
+    offset: int | None = None
+
+
+def _json_value_offset(line: str, key: str) -> int | None:
+    """Offset of the value of ``"key":`` in a JSON line (after an opening quote), if unambiguous."""
+    found = list(re.finditer(r'"' + re.escape(key) + r'"\s*:\s*"?\s*', line))
+    return found[-1].end() if found else None  # json.loads keeps the last of duplicate keys
 
 
 def _from_json(line: str) -> ParsedVerdict | None:
@@ -48,8 +59,9 @@ def _from_json(line: str) -> ParsedVerdict | None:
     if not isinstance(obj, dict):
         return None
     ident = obj.get("id") or obj.get("ID") or obj.get("assertion")
-    raw = next((obj[k] for k in ("verdict", "answer", "value", "label", "truth") if k in obj), None)
-    if not isinstance(ident, str) or raw is None:
+    field = next((k for k in ("verdict", "answer", "value", "label", "truth") if k in obj), None)
+    raw = None if field is None else obj[field]
+    if not isinstance(ident, str) or field is None or raw is None:
         return None
     if isinstance(raw, bool):
         verdict = raw
@@ -58,24 +70,28 @@ def _from_json(line: str) -> ParsedVerdict | None:
     else:
         return None
     reason = obj.get("reason") or obj.get("explanation") or ""
-    return ParsedVerdict(ident.strip().upper(), verdict, str(reason).strip())
+    offset = _json_value_offset(line, field)
+    return ParsedVerdict(ident.strip().upper(), verdict, str(reason).strip(), offset)
 
 
 def parse_line(line: str) -> ParsedVerdict | None:
-    """Parse one reply line; ``None`` when it carries no verdict."""
+    """Parse one reply line; ``None`` when it carries no verdict. ``offset`` is in ``line``."""
     text = line.strip()
     if not text:
         return None
+    lead = len(line) - len(line.lstrip())
     if "{" in text:
         parsed = _from_json(text)
         if parsed is not None:
-            return parsed
+            if parsed.offset is None:
+                return parsed
+            return ParsedVerdict(parsed.id, parsed.verdict, parsed.reason, lead + parsed.offset)
     m = _LINE.match(text)
     if not m:
         return None
     word = m.group("word").lower()
     reason = m.group("reason").strip().strip("*_`").strip()
-    return ParsedVerdict(m.group("id").upper(), word in _TRUE, reason)
+    return ParsedVerdict(m.group("id").upper(), word in _TRUE, reason, lead + m.start("word"))
 
 
 class StreamingVerdictParser:
@@ -84,6 +100,7 @@ class StreamingVerdictParser:
     def __init__(self, valid_ids: Collection[str]) -> None:
         self._valid = {i.upper() for i in valid_ids}
         self._buffer = ""
+        self._line_start = 0  # offset in the whole reply of the buffer's first character
 
     def feed(self, chunk: str) -> list[ParsedVerdict]:
         self._buffer += chunk
@@ -99,8 +116,12 @@ class StreamingVerdictParser:
     def _parse(self, lines: list[str]) -> list[ParsedVerdict]:
         out = []
         for line in lines:
+            start = self._line_start
+            self._line_start += len(line) + 1  # the newline the split removed
             v = parse_line(line)
             if v is not None and v.id in self._valid:
+                if v.offset is not None:
+                    v = ParsedVerdict(v.id, v.verdict, v.reason, start + v.offset)
                 out.append(v)
         return out
 

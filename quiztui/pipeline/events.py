@@ -70,6 +70,7 @@ class QuestionScored:
     suggested_option: int | None
     suggested_p: float | None
     interval: tuple[float, float] | None = None
+    graded: float | None = None  # P(key correct) from per-option P(true), when logprobs came
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +98,8 @@ class QuestionSummary:
     suggested_p: float | None
     verdicts: tuple[bool | None, ...]
     reasons: tuple[str, ...]
+    p_true: tuple[float | None, ...] = ()  # per option, from token logprobs; None: not known
+    graded: float | None = None  # P(key correct) from p_true (core.logprobs.graded_key_score)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,14 @@ def parse_prompt(text: str, name: str = "prompt", path: str = "") -> PromptTempl
     return PromptTemplate(name, system.strip(), user.strip() + "\n", path)
 
 
+PROMPT_FOR_MODE = {"assertion": "judge_assertions", "question": "judge_question"}
+
+
+def prompt_for_mode(mode: str) -> str:
+    """The prompt file a judge mode uses."""
+    return PROMPT_FOR_MODE[mode]
+
+
 def load_prompt(name: str, override_dir: Path | None = None) -> PromptTemplate:
     for folder in (override_dir, REPO_PROMPTS):
         if folder is None:

@@ -1,10 +1,15 @@
-"""One question's verdicts → its QuestionScored event (k, badge, posterior, suggestion)."""
+"""One question's verdicts → its QuestionScored event (k, badge, posterior, suggestion, interval)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from quiztui.core.bayes import DEFAULT_PRIOR, JudgeAccuracy, question_posterior
+from quiztui.core.bayes import (
+    DEFAULT_PRIOR,
+    JudgeAccuracy,
+    confidence_interval,
+    question_posterior,
+)
 from quiztui.core.kscore import Badge, badge, k_score
 from quiztui.core.quiz import Question
 from quiztui.pipeline.events import QuestionScored
@@ -32,4 +37,6 @@ def score_question(
         confidence=post.confidence,
         suggested_option=post.suggested,
         suggested_p=post.suggested_p,
+        # None for an uncalibrated judge: no counts, so no uncertainty to propagate.
+        interval=confidence_interval(verdicts, question.key, accuracy, prior),
     )

@@ -15,6 +15,8 @@ from typing import Any
 
 from quiztui.core.assertions import Assertion, decompose, render_batch, shuffled
 from quiztui.core.bayes import JudgeAccuracy
+from quiztui.core.logprobs import LogprobIndex, graded_key_score
+from quiztui.core.question_mode import QuestionVerdictParser, render_question_batch
 from quiztui.core.quiz import Quiz
 from quiztui.core.verdicts import ParsedVerdict, StreamingVerdictParser
 from quiztui.errors import StoreError
@@ -35,6 +37,7 @@ from quiztui.pipeline.prompts import PromptTemplate
 from quiztui.pipeline.scoring import score_question
 from quiztui.providers.base import (
     ChatRequest,
+    LogprobsRejected,
     Provider,
     RequestFailed,
     RetryNotice,
@@ -54,6 +57,8 @@ class VetSettings:
     temperature: float = 0.0
     max_tokens: int | None = None
     use_cache: bool = True
+    mode: str = "assertion"  # "assertion": batches of assertions; "question": one per question
+    logprobs: bool = False  # ask the judge for token logprobs: P(true) per assertion
 
 
 @dataclass(slots=True)
@@ -63,6 +68,7 @@ class _State:
     cached: bool = False
     unjudged: str | None = None
     attempts: int = 0
+    p_true: float | None = None  # from the verdict token's logprobs, when the judge sent them
 
 
 @dataclass
@@ -91,6 +97,12 @@ class VetRun:
 
     run_id: int = 0
 
+    def __post_init__(self) -> None:
+        if self.settings.mode not in ("assertion", "question"):
+            raise ValueError(f"unknown judge mode {self.settings.mode!r}")
+        if self.question_mode:  # one request per question: the batch size does not apply
+            self.settings = replace(self.settings, batch_size=1)
+
     def judge_key(self) -> str:
         p = self.provider
         return make_judge_key(
@@ -102,8 +114,13 @@ class VetRun:
                 "temperature": self.settings.temperature,
                 "max_tokens": self.settings.max_tokens,
                 "batch_size": self.settings.batch_size,
-            },
+            }
+            | ({"mode": "question"} if self.question_mode else {}),
         )
+
+    @property
+    def question_mode(self) -> bool:
+        return self.settings.mode == "question"
 
     # setup ------------------------------------------------------------------------------------
 
@@ -128,7 +145,7 @@ class VetRun:
             ]
             for seq, stored in self.store.verdicts(record.id).items():
                 if stored.verdict is not None:
-                    states[seq] = _State(stored.verdict, stored.reason, True)
+                    states[seq] = _State(stored.verdict, stored.reason, True, p_true=stored.p_true)
             self.run_id = record.id
             self.store.set_status(record.id, "running")
             return order, states, record.seed, True
@@ -180,12 +197,12 @@ class VetRun:
             for seq in pending:
                 hit = hits.get(order[seq].text)
                 if hit is not None:
-                    states[seq] = _State(hit[0], hit[1], True)
-                    from_cache.append((seq, hit[0], hit[1]))
+                    states[seq] = _State(hit[0], hit[1], True, p_true=hit[2])
+                    from_cache.append((seq, hit[0], hit[1], hit[2]))
             if from_cache:
                 self.store.record_cached(self.run_id, from_cache)
             counters.cached = len(from_cache)
-            restored += [s for s, _, _ in from_cache]
+            restored += [s for s, _, _, _ in from_cache]
             pending = [seq for seq in pending if states[seq].verdict is None]
 
         size = self.settings.batch_size
@@ -195,7 +212,9 @@ class VetRun:
             quiz_path=self.quiz.source_path,
             questions=len(self.quiz.questions),
             assertions=len(order),
-            batches=-(-len(pending) // size),
+            batches=len({order[s].question_id for s in pending})
+            if self.question_mode
+            else -(-len(pending) // size),
             already_judged=len(restored),
             judge_label=self.provider.label,
             simulated=self.provider.simulated,
@@ -208,7 +227,7 @@ class VetRun:
         for seq in sorted(restored):
             a, st = order[seq], states[seq]
             yield VerdictReceived(
-                seq, a.question_id, a.option_index, bool(st.verdict), st.reason, True
+                seq, a.question_id, a.option_index, bool(st.verdict), st.reason, True, st.p_true
             )
 
         questions = {q.id: q for q in self.quiz.questions}
@@ -220,6 +239,7 @@ class VetRun:
         def score(question_id: str) -> QuestionScored:
             q = questions[question_id]
             verdicts: list[bool | None] = [None] * q.n
+            p_true: list[float | None] = [None] * q.n
             unjudged = pending_n = 0
             for seq in seqs_by_question[question_id]:
                 st = states[seq]
@@ -229,7 +249,9 @@ class VetRun:
                         unjudged += 1
                     else:
                         pending_n += 1
-            return score_question(
+                else:
+                    p_true[order[seq].option_index] = st.p_true
+            scored = score_question(
                 q,
                 verdicts,
                 self.accuracy,
@@ -237,11 +259,28 @@ class VetRun:
                 unjudged=unjudged,
                 pending=pending_n,
             )
+            graded = graded_key_score(p_true, q.key, self.settings.prior)
+            return scored if graded is None else replace(scored, graded=graded)
 
         for qid in dict.fromkeys(order[s].question_id for s in restored):
             yield score(qid)
 
-        todo: deque[int] = deque(pending)
+        # In question mode the queue holds one assertion per question, standing for all of it.
+        todo: deque[int] = deque(
+            self._one_per_question(order, pending) if self.question_mode else pending
+        )
+
+        def take_batch() -> list[int]:
+            """The next batch: ``size`` queued assertions, or in question mode one whole question.
+
+            A question is always asked whole (the judge must see every option); options that
+            already had a verdict are judged again with it.
+            """
+            if not self.question_mode:
+                return [todo.popleft() for _ in range(min(size, len(todo)))]
+            qid = order[todo.popleft()].question_id
+            return sorted(seqs_by_question[qid], key=lambda s: order[s].option_index)
+
         in_flight = 0
         cond = asyncio.Condition()
         base_usage = (self.provider.usage.requests, self.provider.usage.retries)
@@ -263,10 +302,14 @@ class VetRun:
         def give_up_or_requeue(seqs: list[int], why: str) -> list[int]:
             """Re-queue assertions still under the re-ask limit; mark the rest unjudged."""
             dead = []
+            requeued = set()
             for seq in seqs:
                 st = states[seq]
                 if st.attempts <= self.settings.max_reasks:
-                    todo.append(seq)
+                    qid = order[seq].question_id
+                    if not self.question_mode or qid not in requeued:
+                        todo.append(seq)
+                        requeued.add(qid)
                     counters.reasked += 1
                 else:
                     st.unjudged = f"{why} (after {st.attempts} attempts)"
@@ -288,18 +331,36 @@ class VetRun:
         async def judge_batch(batch_no: int, seqs: list[int]) -> None:
             for seq in seqs:
                 states[seq].attempts += 1
-            prompt, id_map = render_batch(self.prompt.user, (order[s] for s in seqs))
+            parser: StreamingVerdictParser | QuestionVerdictParser
+            if self.question_mode:
+                question = questions[order[seqs[0]].question_id]
+                prompt, id_map = render_question_batch(
+                    self.prompt.user, question.text, [order[s] for s in seqs]
+                )
+                parser = QuestionVerdictParser(list(id_map))
+            else:
+                prompt, id_map = render_batch(self.prompt.user, (order[s] for s in seqs))
+                parser = StreamingVerdictParser(id_map.keys())
             seq_of = {ident: seq for ident, seq in zip(id_map, seqs, strict=True)}
             batch_id = self.store.start_batch(self.run_id, batch_no, prompt)
-            parser = StreamingVerdictParser(id_map.keys())
             got: dict[str, ParsedVerdict] = {}
+            p_true_of: dict[str, float | None] = {}
+            # The provider hands over each chunk's tokens before its text, so the token of a
+            # verdict word is indexed by the time the parser completes the word's line.
+            index = LogprobIndex()
 
             def take(found: list[ParsedVerdict]) -> None:
                 for v in found:
                     got[v.id] = v  # the last verdict per id wins
+                    p = None if v.offset is None else index.p_true_at(v.offset, v.verdict)
+                    p_true_of[v.id] = p
                     seq = seq_of[v.id]
                     a = order[seq]
-                    emit(VerdictReceived(seq, a.question_id, a.option_index, v.verdict, v.reason))
+                    emit(
+                        VerdictReceived(
+                            seq, a.question_id, a.option_index, v.verdict, v.reason, p_true=p
+                        )
+                    )
 
             def on_retry(notice: RetryNotice) -> None:
                 emit(BatchRetried(batch_no, notice.attempt, notice.error, notice.delay))
@@ -308,12 +369,16 @@ class VetRun:
                 messages=(("system", self.prompt.system), ("user", prompt)),
                 temperature=self.settings.temperature,
                 max_tokens=self.settings.max_tokens,
+                logprobs=self.settings.logprobs,
             )
             status, error, raw = "ok", None, ""
             tokens_in = tokens_out = 0
             try:
                 result = await self.provider.complete(
-                    request, on_text=lambda t: take(parser.feed(t)), on_retry=on_retry
+                    request,
+                    on_text=lambda t: take(parser.feed(t)),
+                    on_retry=on_retry,
+                    on_logprobs=index.extend if self.settings.logprobs else None,
                 )
                 raw, tokens_in, tokens_out = result.text, result.tokens_in, result.tokens_out
                 if result.finish_reason not in (None, "stop", "length"):
@@ -324,6 +389,8 @@ class VetRun:
                 status, error = "failed", str(exc)
                 if not exc.retryable and exc.status in (401, 403, 404):
                     fatal.append(exc)
+                if isinstance(exc, LogprobsRejected):  # every other batch would fail alike
+                    fatal.append(exc)
             take(parser.close())
             ident_of = {s: i for i, s in seq_of.items()}
             for seq in seqs:
@@ -332,7 +399,10 @@ class VetRun:
                 if ident in got:
                     tally["judged"] += st.verdict is None
                     st.verdict, st.reason = got[ident].verdict, got[ident].reason
-            verdict_rows = [(seq_of[i], v.verdict, v.reason) for i, v in got.items()]
+                    st.p_true = p_true_of.get(ident)
+            verdict_rows = [
+                (seq_of[i], v.verdict, v.reason, p_true_of.get(i)) for i, v in got.items()
+            ]
             counters.tokens_in += tokens_in
             counters.tokens_out += tokens_out
             self.store.finish_batch(
@@ -345,7 +415,7 @@ class VetRun:
                 verdicts=verdict_rows,
                 run_id=self.run_id,
                 cache_judge=judge if use_cache else None,
-                cache_items=[(order[s].text, v, r) for s, v, r in verdict_rows],
+                cache_items=[(order[s].text, v, r, p) for s, v, r, p in verdict_rows],
             )
             missing = [seq for seq in seqs if states[seq].verdict is None]
             if status in ("failed", "cut"):
@@ -376,7 +446,7 @@ class VetRun:
                     if not todo or fatal:
                         cond.notify_all()
                         return
-                    seqs = [todo.popleft() for _ in range(min(size, len(todo)))]
+                    seqs = take_batch()
                     in_flight += 1
                     counters.batches += 1
                     batch_no = counters.batches
@@ -455,6 +525,17 @@ class VetRun:
         self.store.finish_run(self.run_id, status, summary_to_dict(summary))
         yield RunFinished(summary)
 
+    @staticmethod
+    def _one_per_question(order: list[Assertion], seqs: list[int]) -> list[int]:
+        seen: set[str] = set()
+        out = []
+        for seq in seqs:
+            qid = order[seq].question_id
+            if qid not in seen:
+                seen.add(qid)
+                out.append(seq)
+        return out
+
     def _summary(self, order, states, scores, counters, status, started, seed, error, usage):  # type: ignore[no-untyped-def]
         seqs: dict[tuple[str, int], int] = {
             (a.question_id, a.option_index): s for s, a in enumerate(order)
@@ -464,6 +545,7 @@ class VetRun:
         for q in self.quiz.questions:
             sc: QuestionScored = scores[q.id]
             sts = [states[seqs[(q.id, i)]] for i in range(q.n)]
+            p_true = tuple(st.p_true if st.verdict is not None else None for st in sts)
             counts[sc.badge.value] = counts.get(sc.badge.value, 0) + 1
             questions.append(
                 QuestionSummary(
@@ -480,6 +562,8 @@ class VetRun:
                     reasons=tuple(
                         st.reason if st.verdict is not None else (st.unjudged or "") for st in sts
                     ),
+                    p_true=p_true,
+                    graded=sc.graded,
                 )
             )
         return RunSummary(
@@ -527,6 +611,8 @@ def summary_to_dict(summary: RunSummary) -> dict[str, Any]:
             "suggested_p": q.suggested_p,
             "verdicts": list(q.verdicts),
             "reasons": list(q.reasons),
+            "p_true": list(q.p_true),
+            "graded": q.graded,
         }
         for q in summary.questions
     ]

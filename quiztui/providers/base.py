@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from quiztui.core.logprobs import TokenLogprob
 from quiztui.errors import ProviderError
 
 
@@ -14,9 +15,15 @@ class ChatRequest:
     messages: tuple[tuple[str, str], ...]  # (role, content)
     temperature: float = 0.0
     max_tokens: int | None = None
+    logprobs: bool = False  # ask for token logprobs (providers that cannot simply send none)
+    top_logprobs: int = 5  # alternatives per token, when logprobs are asked for
 
     def cache_params(self) -> dict[str, object]:
-        """Parameters that change the output (retry and concurrency settings do not)."""
+        """Parameters that change the output (retry and concurrency settings do not).
+
+        Logprobs are left out: asking for them changes what comes back beside the text, not the
+        text, and the cache keeps P(true) where it was measured.
+        """
         return {"temperature": self.temperature, "max_tokens": self.max_tokens}
 
 
@@ -27,6 +34,7 @@ class ChatResult:
     tokens_out: int = 0
     finish_reason: str | None = None
     attempts: int = 1
+    logprobs: list[TokenLogprob] | None = None  # the reply's tokens, when the provider sent them
 
 
 @dataclass(slots=True)
@@ -53,8 +61,13 @@ class RequestFailed(ProviderError):
         self.retryable = retryable
 
 
+class LogprobsRejected(RequestFailed):
+    """The provider refused a request for asking for logprobs, and falling back was not allowed."""
+
+
 OnText = Callable[[str], None]
 OnRetry = Callable[[RetryNotice], None]
+OnLogprobs = Callable[[list[TokenLogprob]], None]
 
 
 @dataclass
@@ -84,8 +97,13 @@ class Provider(Protocol):
         *,
         on_text: OnText | None = None,
         on_retry: OnRetry | None = None,
+        on_logprobs: OnLogprobs | None = None,
     ) -> ChatResult:
         """Run one chat request; with ``on_text`` the reply is streamed and each delta passed on.
+
+        With ``request.logprobs`` and a provider that returns them, ``on_logprobs`` receives each
+        chunk's tokens *before* ``on_text`` receives that chunk's text (a verdict parsed from the
+        text then finds its token); the tokens' texts concatenate to the reply text.
 
         Raises :class:`StreamInterrupted` when a stream breaks after text arrived (the caller
         keeps what was parsed) and :class:`RequestFailed` when retries are exhausted.
@@ -93,4 +111,3 @@ class Provider(Protocol):
         ...
 
     async def aclose(self) -> None: ...
-

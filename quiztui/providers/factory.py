@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 import httpx
 
@@ -28,21 +29,30 @@ def probe_ollama(base_url: str = OLLAMA_URL, timeout: float = 0.4) -> str | None
         return None
 
 
-def simulated_provider(config: Config, quiz: Quiz) -> SimulatedProvider:
+def simulated_provider(
+    config: Config, quiz: Quiz, truth: Mapping[str, bool] | None = None
+) -> SimulatedProvider:
+    """``truth`` (assertion text → truth) overrides the quiz's truth file/key, e.g. gold labels."""
     s = config.simulated
     return SimulatedProvider(
-        truth_table(quiz),
+        truth_table(quiz) if truth is None else truth,
         tpr=s.tpr,
         tnr=s.tnr,
         latency=s.latency,
         line_delay=s.line_delay,
         seed=s.seed,
         concurrency=config.judge.concurrency,
-        truth_source="truth file" if quiz.truth else "the quiz key",
+        truth_source="gold labels"
+        if truth is not None
+        else "truth file"
+        if quiz.truth
+        else "the quiz key",
     )
 
 
-def build_provider(config: Config, quiz: Quiz) -> Provider:
+def build_provider(
+    config: Config, quiz: Quiz, truth: Mapping[str, bool] | None = None
+) -> Provider:
     judge = config.judge
     provider = judge.provider
     model = judge.model
@@ -57,7 +67,7 @@ def build_provider(config: Config, quiz: Quiz) -> Provider:
             else:
                 provider = "simulated"
     if provider == "simulated":
-        return simulated_provider(config, quiz)
+        return simulated_provider(config, quiz, truth)
     if not model:
         raise ConfigError("judge.model: set a model name for the openai-compat provider")
     needs_key = not base_url.startswith(("http://localhost", "http://127.0.0.1", "http://[::1]"))
@@ -74,4 +84,5 @@ def build_provider(config: Config, quiz: Quiz) -> Provider:
         timeout=judge.timeout,
         retry=RetryPolicy(max_retries=judge.max_retries),
         stream=judge.stream,
+        logprobs=judge.logprobs,
     )

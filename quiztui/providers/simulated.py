@@ -3,6 +3,8 @@
 It writes its reply in the documented line format and streams it line by line, so the pipeline's
 parser, batching and retry paths run exactly as with a real model. It is always labelled
 SIMULATED. Token counts are an approximation (characters / 4), as no tokenizer is involved.
+Asked for logprobs, it cuts its reply into word pieces and gives each verdict word the oracle's
+confidence (:func:`quiztui.core.logprobs.oracle_logprobs`), so P(true) shows offline too.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ import asyncio
 import math
 from collections.abc import Mapping
 
+from quiztui.core.logprobs import TokenLogprob, oracle_logprobs, tokens_by_chunk
 from quiztui.core.simulation import oracle_reply
-from quiztui.providers.base import ChatRequest, ChatResult, OnRetry, OnText, Usage
+from quiztui.providers.base import ChatRequest, ChatResult, OnLogprobs, OnRetry, OnText, Usage
 
 
 def approx_tokens(text: str) -> int:
@@ -59,6 +62,7 @@ class SimulatedProvider:
         *,
         on_text: OnText | None = None,
         on_retry: OnRetry | None = None,
+        on_logprobs: OnLogprobs | None = None,
     ) -> ChatResult:
         prompt = request.messages[-1][1]
         async with self._sem:
@@ -66,16 +70,26 @@ class SimulatedProvider:
             if self.latency:
                 await asyncio.sleep(self.latency)
             reply = oracle_reply(prompt, self.truth, tpr=self.tpr, tnr=self.tnr, seed=self.seed)
+            tokens: list[TokenLogprob] = []
+            if request.logprobs:
+                tokens = oracle_logprobs(
+                    prompt, reply, self.truth, seed=self.seed, top_n=request.top_logprobs
+                )
             if on_text is not None:
-                for line in reply.splitlines(keepends=True):
+                lines = reply.splitlines(keepends=True)
+                for line, line_tokens in zip(lines, tokens_by_chunk(tokens, lines), strict=True):
+                    if on_logprobs is not None and line_tokens:
+                        on_logprobs(line_tokens)
                     on_text(line)
                     if self.line_delay:
                         await asyncio.sleep(self.line_delay)
+            elif on_logprobs is not None and tokens:
+                on_logprobs(tokens)
         tokens_in = sum(approx_tokens(c) for _, c in request.messages)
         tokens_out = approx_tokens(reply)
         self.usage.tokens_in += tokens_in
         self.usage.tokens_out += tokens_out
-        return ChatResult(reply, tokens_in, tokens_out, "stop")
+        return ChatResult(reply, tokens_in, tokens_out, "stop", logprobs=tokens or None)
 
     async def aclose(self) -> None:
         return None

@@ -21,6 +21,17 @@ def _suggestion(q: QuestionSummary) -> str:
     return f"{_letter(q.suggested_option)}: {q.options[q.suggested_option]} ({q.suggested_p:.2f})"
 
 
+def _p(value: float | None, digits: int = 2) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def _p_true_list(q: QuestionSummary, sep: str, unknown: str, digits: int = 2) -> str:
+    """P(true) per option, in option order ("" when the judge sent no logprobs at all)."""
+    if all(p is None for p in q.p_true):
+        return ""
+    return sep.join(unknown if p is None else f"{p:.{digits}f}" for p in q.p_true)
+
+
 def to_json(summary: RunSummary) -> str:
     return json.dumps(summary_to_dict(summary), indent=2, ensure_ascii=False) + "\n"
 
@@ -40,6 +51,8 @@ def to_csv(summary: RunSummary) -> str:
             "suggested",
             "suggested_p",
             "unjudged",
+            "graded",
+            "p_true",
         ]
     )
     for q in summary.questions:
@@ -55,12 +68,14 @@ def to_csv(summary: RunSummary) -> str:
                 "" if q.suggested_option is None else q.options[q.suggested_option],
                 "" if q.suggested_p is None else f"{q.suggested_p:.4f}",
                 sum(v is None for v in q.verdicts),
+                _p(q.graded, 4),
+                _p_true_list(q, ";", "", 4),
             ]
         )
     return out.getvalue()
 
 
-def _md(text: str) -> str:
+def md_cell(text: str) -> str:
     """Escape text for a Markdown table cell."""
     text = " ".join(text.split())
     for ch in "\\`*_[]<>|#":
@@ -70,28 +85,31 @@ def _md(text: str) -> str:
 
 def to_markdown(summary: RunSummary) -> str:
     s = summary
-    judge = ("**SIMULATED** " if s.simulated else "") + _md(s.judge_label)
+    judge = ("**SIMULATED** " if s.simulated else "") + md_cell(s.judge_label)
     lines = [
-        f"# quiztui vet report: {_md(s.quiz_title)}",
+        f"# quiztui vet report: {md_cell(s.quiz_title)}",
         "",
         f"- Run: {s.run_id} ({s.status}), seed {s.seed}, batch size {s.batch_size}",
         f"- Judge: {judge}",
-        f"- Confidence model: TPR {s.tpr:g}, TNR {s.tnr:g}, prior {s.prior:g} ({_md(s.calibration)})",
+        f"- Confidence model: TPR {s.tpr:g}, TNR {s.tnr:g}, prior {s.prior:g} ({md_cell(s.calibration)})",
         f"- Assertions: {s.judged} judged, {s.unjudged} unjudged, {s.cached} from cache",
         f"- Requests {s.requests}, retries {s.retries}, re-asked {s.reasked},"
         f" tokens in {s.tokens_in} / out {s.tokens_out}",
         "- Badges: " + ", ".join(f"{k} {v}" for k, v in sorted(s.badge_counts.items())),
+        "- Graded: P(key is the answer) from the judge's token P(true) per option (A / B / …),"
+        " where it sent logprobs",
         "",
-        "| # | question | key | k | badge | confidence | judge suggests |",
-        "|---|---|---|---|---|---|---|",
+        "| # | question | key | k | badge | confidence | judge suggests | graded | P(true) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for q in s.questions:
         lines.append(
-            f"| {_md(q.question_id)} | {_md(q.text)} | {_md(q.options[q.key])} | {q.k}/{len(q.options)}"
-            f" | {q.badge.value} | {q.confidence:.3f} | {_md(_suggestion(q))} |"
+            f"| {md_cell(q.question_id)} | {md_cell(q.text)} | {md_cell(q.options[q.key])} | {q.k}/{len(q.options)}"
+            f" | {q.badge.value} | {q.confidence:.3f} | {md_cell(_suggestion(q))}"
+            f" | {_p(q.graded, 3)} | {_p_true_list(q, ' / ', '—')} |"
         )
     if s.error:
-        lines += ["", f"Run stopped: {_md(s.error)}"]
+        lines += ["", f"Run stopped: {md_cell(s.error)}"]
     return "\n".join(lines) + "\n"
 
 

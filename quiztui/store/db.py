@@ -88,7 +88,42 @@ CREATE TABLE cache (
 );
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1]
+# v2: judge profiles, one row per calibration run of one judge set-up.
+SCHEMA_V2_PROFILES = """
+CREATE TABLE profiles (
+    id INTEGER PRIMARY KEY,
+    created_at REAL NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt_hash TEXT NOT NULL,
+    batch_size INTEGER NOT NULL,
+    mode TEXT NOT NULL,
+    simulated INTEGER NOT NULL,
+    gold TEXT NOT NULL,
+    questions INTEGER NOT NULL,
+    tp INTEGER NOT NULL,
+    fn INTEGER NOT NULL,
+    tn INTEGER NOT NULL,
+    fp INTEGER NOT NULL,
+    unjudged INTEGER NOT NULL,
+    requests INTEGER NOT NULL,
+    tokens_in INTEGER NOT NULL,
+    tokens_out INTEGER NOT NULL,
+    cost REAL,
+    latency REAL,
+    wall_time REAL NOT NULL,
+    interval_method TEXT NOT NULL,
+    run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL
+);
+CREATE INDEX profiles_judge ON profiles(provider, model, prompt_hash, batch_size, mode)
+"""
+
+# Migration n brings the schema from version n to n + 1 (PRAGMA user_version).
+MIGRATIONS: list[str] = [
+    SCHEMA_V1,
+    SCHEMA_V2_PROFILES,
+    "ALTER TABLE cache ADD COLUMN p_true REAL",  # v3: P(true) from logprobs, cached with the verdict
+]
 
 
 def connect(path: Path | str) -> sqlite3.Connection:
@@ -105,12 +140,17 @@ def connect(path: Path | str) -> sqlite3.Connection:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > len(MIGRATIONS):
             raise StoreError(f"{path}: database schema {version} is newer than this quiztui")
-        for number in range(version, len(MIGRATIONS)):
-            conn.execute("BEGIN")
-            for statement in MIGRATIONS[number].split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {number + 1}")
+        while version < len(MIGRATIONS):
+            # IMMEDIATE takes the write lock first, so two processes opening a new store at once
+            # cannot both apply the same migration; the version is re-read under the lock.
+            conn.execute("BEGIN IMMEDIATE")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version < len(MIGRATIONS):
+                for statement in MIGRATIONS[version].split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                version += 1
+                conn.execute(f"PRAGMA user_version = {version}")
             conn.execute("COMMIT")
     except sqlite3.Error as exc:
         raise StoreError(f"{path}: cannot open the run store: {exc}") from None

@@ -16,6 +16,7 @@ from quiztui.core.quiz import Quiz
 from quiztui.errors import StoreError
 from quiztui.store.cache import VerdictCache
 from quiztui.store.db import connect
+from quiztui.store.profiles import ProfileStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,7 @@ class StoredVerdict:
     reason: str
     cached: bool
     unjudged_reason: str | None
+    p_true: float | None = None  # from the verdict token's logprobs
 
 
 class Store:
@@ -56,6 +58,7 @@ class Store:
         self.path = Path(path)
         self.conn = connect(self.path)
         self.cache = VerdictCache(self.conn)
+        self.profiles = ProfileStore(self.conn)
 
     def close(self) -> None:
         self.conn.close()
@@ -186,6 +189,23 @@ class Store:
     def set_status(self, run_id: int, status: str) -> None:
         self.conn.execute("UPDATE runs SET status = ? WHERE id = ?", (status, run_id))
 
+    def set_kind(self, run_id: int, kind: str) -> None:
+        """What the run was for: "vet" (default), "calibrate", "panel"."""
+        self.conn.execute("UPDATE runs SET kind = ? WHERE id = ?", (kind, run_id))
+
+    def run_kind(self, run_id: int) -> str:
+        row = self.conn.execute("SELECT kind FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return str(row[0]) if row else "vet"
+
+    def mean_batch_seconds(self, run_id: int) -> float | None:
+        """Mean request latency: batch start to finish (retries included), over finished batches."""
+        row = self.conn.execute(
+            "SELECT AVG(finished_at - started_at) FROM batches"
+            " WHERE run_id = ? AND finished_at IS NOT NULL",
+            (run_id,),
+        ).fetchone()
+        return None if row is None or row[0] is None else float(row[0])
+
     # batches and verdicts ---------------------------------------------------------------------
 
     def start_batch(self, run_id: int, batch_no: int, prompt: str) -> int:
@@ -204,14 +224,17 @@ class Store:
         error: str | None,
         tokens_in: int,
         tokens_out: int,
-        verdicts: Sequence[tuple[int, bool, str]],
+        verdicts: Sequence[tuple[int, bool, str, float | None]],
         run_id: int,
         requests: int = 1,
         retries: int = 0,
         cache_judge: str | None = None,
-        cache_items: Sequence[tuple[str, bool, str]] = (),
+        cache_items: Sequence[tuple[str, bool, str, float | None]] = (),
     ) -> None:
-        """Record a batch's raw reply, its verdicts, usage and cache entries in one transaction."""
+        """Record a batch's raw reply, its verdicts, usage and cache entries in one transaction.
+
+        Verdict rows are (seq, verdict, reason, p_true); cache items (text, verdict, reason, p_true).
+        """
         with self.transaction() as c:
             if cache_judge is not None and cache_items:
                 self.cache.put_many(cache_judge, cache_items)
@@ -226,17 +249,20 @@ class Store:
                 (time.time(), status, raw_reply, error, tokens_in, tokens_out, batch_id),
             )
             c.executemany(
-                """INSERT OR REPLACE INTO verdicts(run_id, seq, verdict, reason, cached, batch_id)
-                   VALUES (?,?,?,?,0,?)""",
-                [(run_id, seq, int(v), reason, batch_id) for seq, v, reason in verdicts],
+                """INSERT OR REPLACE INTO verdicts(run_id, seq, verdict, reason, cached, p_true,
+                   batch_id) VALUES (?,?,?,?,0,?,?)""",
+                [(run_id, seq, int(v), reason, p, batch_id) for seq, v, reason, p in verdicts],
             )
 
-    def record_cached(self, run_id: int, verdicts: Iterable[tuple[int, bool, str]]) -> None:
+    def record_cached(
+        self, run_id: int, verdicts: Iterable[tuple[int, bool, str, float | None]]
+    ) -> None:
+        """Verdicts taken from the cache: (seq, verdict, reason, p_true)."""
         with self.transaction() as c:
             c.executemany(
-                """INSERT OR REPLACE INTO verdicts(run_id, seq, verdict, reason, cached)
-                   VALUES (?,?,?,?,1)""",
-                [(run_id, seq, int(v), reason) for seq, v, reason in verdicts],
+                """INSERT OR REPLACE INTO verdicts(run_id, seq, verdict, reason, cached, p_true)
+                   VALUES (?,?,?,?,1,?)""",
+                [(run_id, seq, int(v), reason, p) for seq, v, reason, p in verdicts],
             )
 
     def record_unjudged(self, run_id: int, items: Iterable[tuple[int, str]]) -> None:
@@ -249,9 +275,10 @@ class Store:
 
     def verdicts(self, run_id: int) -> dict[int, StoredVerdict]:
         return {
-            seq: StoredVerdict(seq, None if v is None else bool(v), reason, bool(cached), unj)
-            for seq, v, reason, cached, unj in self.conn.execute(
-                "SELECT seq, verdict, reason, cached, unjudged_reason FROM verdicts WHERE run_id = ?",
+            seq: StoredVerdict(seq, None if v is None else bool(v), reason, bool(cached), unj, p)
+            for seq, v, reason, cached, unj, p in self.conn.execute(
+                "SELECT seq, verdict, reason, cached, unjudged_reason, p_true FROM verdicts"
+                " WHERE run_id = ?",
                 (run_id,),
             )
         }

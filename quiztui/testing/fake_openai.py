@@ -11,6 +11,11 @@ requests only: ``429`` (with ``Retry-After``), ``500``, ``drop`` (close without 
 ``cut`` (close halfway through the body), ``malformed`` (garbage lines instead of some verdicts),
 ``missing`` (about a third of the ids left out) and ``refusal`` (no verdicts at all).
 
+Asked for ``logprobs`` (and ``top_logprobs``), it returns OpenAI-shaped ``logprobs.content`` in
+non-streamed replies and in every streamed chunk: the reply cut into word pieces, each verdict word
+at the simulated judge's confidence (:func:`quiztui.core.logprobs.oracle_logprobs`).
+``reject_logprobs=True`` answers such requests 400 instead, as servers without logprobs do.
+
 Token counts are an approximation, not a tokenizer: ``ceil(len(text) / 4)`` for every message's
 content, summed, gives ``prompt_tokens``; the same over the reply gives ``completion_tokens``.
 
@@ -36,6 +41,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 from quiztui.core.assertions import parse_rendered_batch
+from quiztui.core.logprobs import TokenLogprob, oracle_logprobs, tokens_by_chunk
 from quiztui.core.simulation import oracle_reply, truth_table
 
 if TYPE_CHECKING:
@@ -86,6 +92,7 @@ class RequestRecord:
     completion_tokens: int
     had_auth: bool
     faulted_ids: tuple[str, ...] = ()  # ids left out ("missing") or garbled ("malformed")
+    logprobs: bool = False  # the request asked for token logprobs
 
 
 class _Reply(Exception):
@@ -114,6 +121,18 @@ def _content_text(content: Any) -> str:
     if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
         return "".join(p.get("text", "") for p in content if isinstance(p, dict))
     return ""
+
+
+def _logprob_items(tokens: Sequence[TokenLogprob]) -> list[dict[str, Any]]:
+    """Tokens in OpenAI's ``logprobs.content`` shape (with ``bytes``)."""
+
+    def entry(token: str, logprob: float) -> dict[str, Any]:
+        return {"token": token, "logprob": logprob, "bytes": list(token.encode())}
+
+    return [
+        {**entry(t.token, t.logprob), "top_logprobs": [entry(a, lp) for a, lp in t.top]}
+        for t in tokens
+    ]
 
 
 def _chunk(data: bytes) -> bytes:
@@ -153,6 +172,7 @@ class FakeOpenAI:
         fault_kinds: Sequence[str] = FAULT_KINDS,
         fault_seed: int = 0,
         retry_after: float = 1,
+        reject_logprobs: bool = False,
     ) -> None:
         for kind in fault_kinds:
             _check_kind(kind)
@@ -168,6 +188,7 @@ class FakeOpenAI:
         self.fault_rate, self.fault_kinds = fault_rate, list(fault_kinds)
         self.fault_seed = fault_seed
         self.retry_after = retry_after
+        self.reject_logprobs = reject_logprobs
         self._fault_rng = random.Random(fault_seed)
         self._queued: deque[str] = deque()
         self._lock = threading.Lock()
@@ -426,6 +447,19 @@ class FakeOpenAI:
         include_usage = stream and bool((payload.get("stream_options") or {}).get("include_usage"))
         base |= {"model": model, "stream": stream, "texts": tuple(asked.values())}
         base |= {"ids": tuple(asked), "prompt_tokens": sum(map(approx_tokens, contents))}
+        logprobs = payload.get("logprobs") is True
+        base["logprobs"] = logprobs
+        top_n = payload.get("top_logprobs", 0 if logprobs else None)
+        if top_n is not None and self.reject_logprobs:
+            message = "Unsupported parameter: 'logprobs' is not supported with this model."
+            raise _Reply(400, message, _INVALID, "unsupported_parameter")
+        if top_n is not None and not (
+            logprobs and isinstance(top_n, int) and not isinstance(top_n, bool) and 0 <= top_n <= 20
+        ):
+            message = (
+                "Invalid value for 'top_logprobs': an integer from 0 to 20 with logprobs true."
+            )
+            raise _Reply(400, message, _INVALID, "invalid_value")
 
         fault = self._next_fault()
         base["fault"] = fault
@@ -445,6 +479,9 @@ class FakeOpenAI:
             return False
 
         content, faulted = self._content(prompt, list(asked), fault, base["index"])
+        tokens = None
+        if logprobs:
+            tokens = oracle_logprobs(prompt, content, self.truth, seed=self.seed, top_n=top_n or 0)
         base["completion_tokens"] = completion_tokens = approx_tokens(content)
         self._record(**base, status=200, faulted_ids=faulted)
         usage = {
@@ -459,7 +496,9 @@ class FakeOpenAI:
             choice = {
                 "index": 0,
                 "message": {"role": "assistant", "content": content, "refusal": None},
-                "logprobs": None,
+                "logprobs": None
+                if tokens is None
+                else {"content": _logprob_items(tokens), "refusal": None},
                 "finish_reason": "stop",
             }
             obj = {**common, "object": "chat.completion", "choices": [choice], "usage": usage}
@@ -471,7 +510,9 @@ class FakeOpenAI:
                 return False
             self._send(writer, 200, data, keep_alive)
             return keep_alive
-        return await self._stream(writer, keep_alive, common, content, usage, include_usage, fault)
+        return await self._stream(
+            writer, keep_alive, common, content, usage, include_usage, fault, tokens
+        )
 
     def _content(
         self, prompt: str, ids: list[str], fault: str | None, index: int
@@ -521,17 +562,25 @@ class FakeOpenAI:
         usage: dict[str, int],
         include_usage: bool,
         fault: str | None,
+        tokens: list[TokenLogprob] | None = None,
     ) -> bool:
         chunk = {**common, "object": "chat.completion.chunk"}
         extra = {"usage": None} if include_usage else {}
 
-        def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
-            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        def event(delta: dict[str, Any], finish: str | None = None, logprobs: Any = None) -> bytes:
+            choice = {"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": finish}
             return _sse({**chunk, "choices": [choice], **extra})
 
         pieces = self._pieces(content)
         events = [event({"role": "assistant", "content": "", "refusal": None})]
-        events += [event({"content": piece}) for piece in pieces]
+        if tokens is None:
+            events += [event({"content": piece}) for piece in pieces]
+        else:
+            # Each chunk carries the tokens that start in its text, so a client that has read a
+            # chunk holds the logprobs of every character in it.
+            for piece, piece_tokens in zip(pieces, tokens_by_chunk(tokens, pieces), strict=True):
+                logprobs = {"content": _logprob_items(piece_tokens), "refusal": None}
+                events.append(event({"content": piece}, None, logprobs))
         if fault == "cut":
             events = events[: 1 + len(pieces) // 2]
         else:
@@ -603,6 +652,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--fault-kinds", default=",".join(FAULT_KINDS))
     parser.add_argument("--fault-seed", type=int, default=0)
     parser.add_argument("--retry-after", type=float, default=1)
+    parser.add_argument("--reject-logprobs", action="store_true", help="answer logprobs with 400")
     parser.add_argument("--require-key-env", help="environment variable holding the required key")
     args = parser.parse_args(argv)
 
@@ -630,6 +680,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         fault_kinds=[k for k in args.fault_kinds.split(",") if k],
         fault_seed=args.fault_seed,
         retry_after=args.retry_after,
+        reject_logprobs=args.reject_logprobs,
     )
     with server:
         print(f"fake OpenAI server at {server.base_url} ({len(truth)} known assertions)")

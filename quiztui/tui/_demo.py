@@ -42,7 +42,9 @@ def main(argv: list[str] | None = None) -> None:
         truth_source="truth file" if quiz.truth else "the quiz key",
     )
     prompt = load_prompt("judge_assertions")
-    settings = VetSettings(batch_size=args.batch_size, concurrency=2, use_cache=False)
+    settings = VetSettings(
+        batch_size=args.batch_size, concurrency=2, use_cache=False, logprobs=True
+    )
     with tempfile.TemporaryDirectory(prefix="quiztui-demo-") as tmp:
         store = Store(Path(tmp) / "demo.db")
 

@@ -37,6 +37,7 @@ class AssertionRecord:
     verdict: bool | None  # None: unjudged
     reason: str
     cached: bool = False
+    p_true: float | None = None  # from the judge's token logprobs, when it sent them
 
 
 @dataclass(slots=True)
@@ -109,6 +110,7 @@ class RunState:
                         event.verdict,
                         event.reason,
                         event.cached,
+                        event.p_true,
                     )
                 )
             case AssertionUnjudged():

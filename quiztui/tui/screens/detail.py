@@ -1,4 +1,8 @@
-"""Question detail: every option with its keyed label, the judge's verdict and raw reason."""
+"""Question detail: every option with its keyed label, the judge's verdict, P(true) and reason.
+
+P(true) per option comes from the judge's token logprobs (— when it sent none); the graded score
+is the pipeline's P(key is the answer) from those P(true), beside the verdict-based confidence.
+"""
 
 from __future__ import annotations
 
@@ -48,6 +52,8 @@ def summary_text(record: QuestionRecord, total: int) -> Text:
         lo, hi = score.interval
         text.append(f" [{lo:.2f}–{hi:.2f}]")
     text.append(f" · judged {score.judged}/{score.n}", style="dim")
+    text.append(" · graded ", style="dim")
+    text.append(confidence_text(score.graded))
     text.append("\n")
     if score.suggested_option is not None and 0 <= score.suggested_option < q.n:
         idx = score.suggested_option
@@ -79,6 +85,8 @@ def option_text(record: QuestionRecord, index: int) -> Text:
         text.append("unjudged", style="bold magenta")
     else:
         text.append("TRUE" if assertion.verdict else "FALSE")
+        text.append(" · P(true) ", style="dim")
+        text.append(confidence_text(assertion.p_true))
         text.append(" · agrees ", style="dim")
         agrees = assertion.verdict == keyed
         text.append("yes" if agrees else "no", style="" if agrees else "bold red")

@@ -1,0 +1,262 @@
+"""Token log-probabilities → P(true) per assertion, and a graded score for a question's key.
+
+A judge that returns token logprobs (OpenAI-compatible ``logprobs``/``top_logprobs``) says more
+than TRUE or FALSE: at the token where it wrote its verdict word, the probabilities of the
+alternatives it weighed give P(true). :class:`LogprobIndex` collects a reply's tokens with their
+character offsets (token texts concatenate to the reply text) and answers
+:meth:`LogprobIndex.p_true_at` for the offset where the parser found a verdict word.
+
+Matching a token to a verdict word: the token's text is normalised (whitespace, punctuation and
+markdown stripped at both ends, lowercased) and compared with the parser's TRUE/FALSE words. When
+a tokenizer splits the word ("TR" + "UE"), only the first token carries the decision, so when the
+sampled token is a *proper prefix* of a verdict word, alternatives are matched by prefix too ("TR"
+and "T" count for TRUE, "FAL" and "F" for FALSE). TRUE words start with t/y/c/a/1 and FALSE words
+with f/n/i/0, so no prefix belongs to both sides.
+
+When only one side appears among the listed alternatives, the other side's probability is not
+zero but unknown; it is at most the smallest listed probability (the list holds the most likely
+tokens) and at most the mass not listed, and that bound stands in for it. So a judge that is 0.9
+sure with no alternatives listed gives P(true) = 0.9, not 1.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from quiztui.core.assertions import parse_rendered_batch
+from quiztui.core.simulation import judge_confidence
+from quiztui.core.verdicts import FALSE_WORDS, TRUE_WORDS, StreamingVerdictParser
+
+
+@dataclass(frozen=True, slots=True)
+class TokenLogprob:
+    """One generated token, its log-probability and the most likely alternatives at its place."""
+
+    token: str
+    logprob: float
+    # (token, logprob) of the alternatives, most likely first; the sampled token usually among them
+    top: tuple[tuple[str, float], ...] = ()
+
+
+_PIECE = re.compile(r" ?\w+| ?[^\w\s]+|\s+")
+_STRIP = " \t\r\n\u00a0*_`~\"'“”‘’.,:;!?()[]{}<>|-–—=→>#"
+
+
+def normalise(token: str) -> str:
+    """Token text as a verdict word: ends stripped of space, punctuation and markdown; lowercase."""
+    return token.strip(_STRIP).lower()
+
+
+def _side(word: str, prefix: bool) -> bool | None:
+    """True/False when ``word`` is a TRUE/FALSE verdict word (or, with ``prefix``, starts one)."""
+    if not word:
+        return None
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    if prefix:
+        if any(w.startswith(word) for w in TRUE_WORDS):
+            return True
+        if any(w.startswith(word) for w in FALSE_WORDS):
+            return False
+    return None
+
+
+def p_true_of(token: TokenLogprob, verdict: bool | None = None) -> float | None:
+    """P(true) at one token, or None when the token is no verdict word (or contradicts ``verdict``).
+
+    ``verdict`` is what the parser read there; a token of the other side means the offsets no longer
+    line up with the text, and a number from the wrong token would be worse than none.
+    """
+    chosen = normalise(token.token)
+    prefix = _side(chosen, False) is None
+    side = _side(chosen, prefix)
+    if side is None or (verdict is not None and side != verdict):
+        return None
+    alternatives: dict[str, float] = {token.token: token.logprob}
+    for text, logprob in token.top:
+        alternatives.setdefault(text, logprob)
+    mass = {True: 0.0, False: 0.0}
+    seen = {True: False, False: False}
+    listed = 0.0
+    smallest = 1.0
+    for text, logprob in alternatives.items():
+        p = math.exp(logprob) if math.isfinite(logprob) else 0.0
+        listed += p
+        smallest = min(smallest, p)
+        s = _side(normalise(text), prefix)
+        if s is not None:
+            mass[s] += p
+            seen[s] = True
+    bound = max(0.0, min(smallest, 1.0 - listed))
+    for s in (True, False):
+        if not seen[s]:
+            mass[s] = bound
+    total = mass[True] + mass[False]
+    if total <= 0.0:
+        return None
+    return mass[True] / total
+
+
+class LogprobIndex:
+    """A reply's tokens by character offset; feed them as they stream, ask at verdict offsets."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._tokens: list[TokenLogprob] = []
+        self._length = 0
+
+    def __len__(self) -> int:
+        return len(self._tokens)
+
+    @property
+    def text_length(self) -> int:
+        """Characters covered so far (the length of the tokens' concatenated text)."""
+        return self._length
+
+    def extend(self, tokens: Iterable[TokenLogprob]) -> None:
+        for token in tokens:
+            if not token.token:
+                continue  # covers no character: nothing can be found at its offset
+            self._starts.append(self._length)
+            self._tokens.append(token)
+            self._length += len(token.token)
+
+    def token_at(self, offset: int) -> TokenLogprob | None:
+        """The token whose text covers character ``offset`` of the reply."""
+        if offset < 0 or offset >= self._length:
+            return None
+        return self._tokens[bisect.bisect_right(self._starts, offset) - 1]
+
+    def p_true_at(self, offset: int, verdict: bool | None = None) -> float | None:
+        """P(true) at the token covering ``offset`` (where a verdict word starts); None: unknown."""
+        token = self.token_at(offset)
+        return None if token is None else p_true_of(token, verdict)
+
+
+def graded_key_score(p_true: Sequence[float | None], key: int, prior: float) -> float | None:
+    """P(the key is the single correct option), reading ``p_true`` as calibrated probabilities.
+
+    Under the single-correct-answer model (as in :mod:`quiztui.core.bayes`), option c being the
+    correct one has weight prior_c · p_c / (1 − p_c); prior X sits on the key and 1 − X is spread
+    evenly over the others. p is clipped to [1e-6, 1 − 1e-6]; an unknown p counts as neutral
+    (odds 1). None when no option has a P(true).
+    """
+    n = len(p_true)
+    if n == 0 or all(p is None for p in p_true) or not 0 <= key < n:
+        return None
+    if n == 1:
+        return 1.0
+    other = (1.0 - prior) / (n - 1)
+    weights = []
+    for c, p in enumerate(p_true):
+        odds = 1.0
+        if p is not None:
+            q = min(max(p, 1e-6), 1.0 - 1e-6)
+            odds = q / (1.0 - q)
+        weights.append((prior if c == key else other) * odds)
+    total = sum(weights)
+    return weights[key] / total if total > 0 else None
+
+
+def synthetic_logprobs(
+    text: str, verdicts: Mapping[int, tuple[bool, float]], top_n: int = 5
+) -> list[TokenLogprob]:
+    """Tokens with logprobs for a simulated reply (the simulated judge and the fake server).
+
+    ``text`` is cut into word, punctuation and whitespace pieces, a leading space kept with the
+    piece after it as real tokenizers do. ``verdicts`` maps the offset of a verdict word to
+    (the word said, the judge's confidence in it): that token gets the said word at the
+    confidence, the opposite word at nearly all the rest and a little junk; other tokens are
+    near-certain. Alternatives are cut to ``top_n``.
+    """
+    out = []
+    offset = 0
+    for piece in tokenize(text):
+        said = verdicts.get(offset)
+        if said is None:
+            for delta in range(1, len(piece)):  # the word may start after a leading space
+                said = verdicts.get(offset + delta)
+                if said is not None:
+                    break
+        if said is None:
+            logprob = math.log(0.999)
+            top: list[tuple[str, float]] = [(piece, logprob), (" the", math.log(0.0005))]
+        else:
+            value, confidence = said
+            lead = piece[: len(piece) - len(piece.lstrip())]
+            opposite = lead + ("FALSE" if value else "TRUE")
+            junk = min(0.001, (1.0 - confidence) / 10)
+            logprob = math.log(confidence)
+            top = [
+                (piece, logprob),
+                (opposite, math.log(max(1e-9, 1.0 - confidence - junk))),
+                (lead + "unsure", math.log(junk) if junk > 0 else -math.inf),
+            ]
+            top = [(t, lp) for t, lp in top if math.isfinite(lp)]
+        out.append(TokenLogprob(piece, logprob, tuple(top[: max(0, top_n)])))
+        offset += len(piece)
+    return out
+
+
+def oracle_logprobs(
+    prompt: str, reply: str, truth: Mapping[str, bool], *, seed: int = 0, top_n: int = 5
+) -> list[TokenLogprob]:
+    """Logprobs for a simulated judge's ``reply`` to ``prompt``, confidences from the oracle.
+
+    Each verdict the parser finds in the reply gets :func:`judge_confidence` of its assertion
+    (an assertion missing from ``truth`` counts as judged right), so P(true) carries the same
+    signal over HTTP (fake server) as offline (simulated provider).
+    """
+    asked = parse_rendered_batch(prompt)
+    verdicts: dict[int, tuple[bool, float]] = {}
+    parser = StreamingVerdictParser(asked)
+    for v in parser.feed(reply) + parser.close():
+        if v.offset is None:
+            continue
+        text = asked[v.id]
+        known = truth.get(text)
+        confidence = judge_confidence(text, v.verdict if known is None else known, v.verdict, seed)
+        verdicts[v.offset] = (v.verdict, confidence)
+    return synthetic_logprobs(reply, verdicts, top_n)
+
+
+def tokens_by_chunk(
+    tokens: Sequence[TokenLogprob], chunks: Sequence[str]
+) -> list[list[TokenLogprob]]:
+    """For each text chunk of a reply, the tokens that start in it (what to send along with it)."""
+    out: list[list[TokenLogprob]] = []
+    sent = start = end = 0  # tokens handed out; where the next one starts; where the chunk ends
+    for chunk in chunks:
+        end += len(chunk)
+        first = sent
+        while sent < len(tokens) and start < end:
+            start += len(tokens[sent].token)
+            sent += 1
+        out.append(list(tokens[first:sent]))
+    if out:
+        out[-1] += tokens[sent:]  # tokens past the text, if any: with the last chunk
+    return out
+
+
+def tokenize(text: str) -> list[str]:
+    """Word, punctuation-run and whitespace pieces whose concatenation is ``text``."""
+    return _PIECE.findall(text)
+
+
+__all__ = [
+    "LogprobIndex",
+    "TokenLogprob",
+    "graded_key_score",
+    "normalise",
+    "oracle_logprobs",
+    "p_true_of",
+    "synthetic_logprobs",
+    "tokenize",
+    "tokens_by_chunk",
+]

@@ -1,0 +1,133 @@
+"""Per-question judging (seed 000, "An Alternative Approach"): one request per question.
+
+The judge sees the question and its lettered options and names the option it believes correct.
+Its answer becomes one verdict per option — TRUE for the chosen option, FALSE for the others — so
+per-question mode is scored, calibrated and stored exactly like assertion mode, and the two can be
+compared on the same gold set with the same TPR/TNR.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from collections.abc import Sequence
+
+from quiztui.core.assertions import Assertion, assertion_text, batch_ids, sanitise
+from quiztui.core.verdicts import ParsedVerdict
+
+LETTERS = string.ascii_uppercase
+
+_ANSWER = re.compile(
+    r"^[\s>*#`\-•·+]*(?:the\s+)?(?:final\s+)?(?:answer|correct(?:\s+option)?|option|choice)\b[\s*_`\"']*"
+    r"(?:is\b)?[\s:=\-–—>→]*[\s*_`\"'(\[]*(?P<letter>[A-Z])\b[\s*_`\"')\].,:;\-–—|]*(?P<reason>.*)$",
+    re.IGNORECASE,
+)
+_BARE = re.compile(
+    r"^[\s>*#`\-•·+]*[\s*_`\"'(\[]*(?P<letter>[A-Z])[*_`\"']*(?:[)\].:]|\s*$|\s+-)[\s*_`\"')\].,:;\-–—|]*(?P<reason>.*)$"
+)
+_QUESTION_LINE = re.compile(r"^Question: (?P<q>.*)$")
+_OPTION_LINE = re.compile(r"^(?P<letter>[A-Z])\) (?P<opt>.*)$")
+
+
+def render_question(template: str, question_text: str, options: Sequence[str]) -> str:
+    """Fill the per-question template; plain replacement, so braces in quiz text are harmless."""
+    letters = LETTERS[: len(options)]
+    lines = "\n".join(f"{L}) {sanitise(o)}" for L, o in zip(letters, options, strict=False))
+    shown = ", ".join(letters)
+    return (
+        template.replace("{letters}", shown)
+        .replace("{options}", lines)
+        .replace("{question}", sanitise(question_text))
+    )
+
+
+def parse_rendered_question(prompt: str) -> list[str] | None:
+    """Inverse of :func:`render_question` for oracles: the assertion text of each option."""
+    question = None
+    options: list[str] = []
+    for line in prompt.splitlines():
+        m = _QUESTION_LINE.match(line.strip())
+        if m and question is None:
+            question = m.group("q")
+            continue
+        m = _OPTION_LINE.match(line.strip())
+        if m and question is not None and m.group("letter") == LETTERS[len(options)]:
+            options.append(m.group("opt"))
+    if question is None or len(options) < 2:
+        return None
+    return [assertion_text(question, o) for o in options]
+
+
+def parse_choice_line(line: str, n: int) -> tuple[int, str] | None:
+    """The option index (and reason) a reply line names, or None."""
+    text = line.strip()
+    if not text:
+        return None
+    if "{" in text:
+        start, end = text.find("{"), text.rfind("}")
+        try:
+            obj = json.loads(text[start : end + 1])
+        except (ValueError, RecursionError):
+            obj = None
+        if isinstance(obj, dict):
+            raw = obj.get("answer") or obj.get("option") or obj.get("choice")
+            if (
+                isinstance(raw, str)
+                and len(raw.strip()) == 1
+                and raw.strip().upper() in LETTERS[:n]
+            ):
+                return LETTERS.index(raw.strip().upper()), str(obj.get("reason") or "").strip()
+    for pattern in (_ANSWER, _BARE):
+        m = pattern.match(text)
+        if m:
+            letter = m.group("letter").upper()
+            if letter in LETTERS[:n]:
+                return LETTERS.index(letter), m.group("reason").strip().strip("*_`").strip()
+    return None
+
+
+class QuestionVerdictParser:
+    """Same interface as StreamingVerdictParser: a chosen option becomes one verdict per option.
+
+    ``ids`` are the batch ids in option order. The first line naming an option gives verdicts at
+    once (so the UI fills while the model writes its reason); a later answer line overrides it.
+    """
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        self._ids = list(ids)
+        self._buffer = ""
+        self._offset = 0
+
+    def _verdicts(self, choice: int, reason: str) -> list[ParsedVerdict]:
+        said = f"chose {LETTERS[choice]}" + (f": {reason}" if reason else "")
+        return [ParsedVerdict(ident, i == choice, said) for i, ident in enumerate(self._ids)]
+
+    def _parse(self, lines: list[str]) -> list[ParsedVerdict]:
+        out: list[ParsedVerdict] = []
+        for line in lines:
+            found = parse_choice_line(line, len(self._ids))
+            if found is not None:
+                out = self._verdicts(*found)
+        return out
+
+    def feed(self, chunk: str) -> list[ParsedVerdict]:
+        self._buffer += chunk
+        if "\n" not in self._buffer:
+            return []
+        *lines, self._buffer = self._buffer.split("\n")
+        return self._parse(lines)
+
+    def close(self) -> list[ParsedVerdict]:
+        rest, self._buffer = self._buffer, ""
+        return self._parse([rest])
+
+
+def render_question_batch(
+    template: str, question_text: str, items: Sequence[Assertion]
+) -> tuple[str, dict[str, Assertion]]:
+    """One question's assertions (all its options, in option order) → prompt and id map."""
+    items = sorted(items, key=lambda a: a.option_index)
+    ids = batch_ids(len(items))
+    prompt = render_question(template, question_text, [a.option for a in items])
+    return prompt, dict(zip(ids, items, strict=True))

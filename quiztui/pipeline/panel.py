@@ -1,0 +1,216 @@
+"""A panel of judges on one quiz: Dawid–Skene estimates of each judge, agreement, disagreements.
+
+Every member judges the whole quiz as an ordinary vet run (stored, resumable, its own shuffle).
+Then, with no gold labels, Dawid–Skene EM estimates each judge's TPR/TNR and every assertion's
+probability of being true; each question gets the single-correct-answer posterior from all the
+judges' verdicts together (each judge weighted by its estimated TPR/TNR). Cohen's κ for each pair
+and Fleiss' κ over the panel say how far the judges agree beyond chance.
+
+Dawid–Skene assumes judges err independently given the truth. Repeated samples of one model at
+temperature > 0 share that model's blind spots, so their estimated accuracies run optimistic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import math
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from quiztui.core.agreement import cohen_kappa, dawid_skene_binary, fleiss_kappa_labels
+from quiztui.core.assertions import decompose
+from quiztui.core.bayes import JudgeAccuracy, panel_posterior
+from quiztui.core.quiz import Quiz
+from quiztui.pipeline.events import RunFinished, RunSummary, VetEvent
+from quiztui.pipeline.prompts import PromptTemplate
+from quiztui.pipeline.vet import VetRun, VetSettings
+from quiztui.providers.base import Provider
+from quiztui.store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class PanelMemberEvent:
+    """An event of one member's vet run (``judge`` indexes the panel)."""
+
+    judge: int
+    event: VetEvent
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeEstimate:
+    label: str
+    run_id: int
+    tpr: float
+    tnr: float
+    judged: int
+    said_true: int
+
+
+@dataclass(frozen=True, slots=True)
+class PanelQuestion:
+    question_id: str
+    text: str
+    options: tuple[str, ...]
+    key: int
+    confidence: float  # panel posterior that the key is the correct option
+    suggested_option: int | None
+    suggested_p: float | None
+    verdicts: tuple[tuple[bool | None, ...], ...]  # [judge][option]
+    p_true: tuple[float, ...]  # Dawid–Skene P(option true)
+    disagreement: bool  # some option got different verdicts from different judges
+
+
+@dataclass(frozen=True, slots=True)
+class PanelSummary:
+    quiz_title: str
+    judges: tuple[JudgeEstimate, ...]
+    prevalence: float  # estimated share of true assertions
+    em_iterations: int
+    em_converged: bool
+    cohen: tuple[tuple[int, int, float], ...]  # (judge a, judge b, κ)
+    fleiss: float
+    questions: tuple[PanelQuestion, ...]
+
+    @property
+    def disagreements(self) -> list[PanelQuestion]:
+        return [q for q in self.questions if q.disagreement]
+
+
+@dataclass(frozen=True, slots=True)
+class PanelFinished:
+    summary: PanelSummary
+
+
+PanelEvent = PanelMemberEvent | PanelFinished
+
+
+@dataclass
+class PanelRun:
+    quiz: Quiz
+    providers: Sequence[Provider]
+    store: Store
+    prompt: PromptTemplate
+    settings: VetSettings = VetSettings()
+    prior: float = 0.95
+
+    async def events(self) -> AsyncIterator[PanelEvent]:
+        if len(self.providers) < 2:
+            raise ValueError("a panel needs at least two judges")
+        queue: asyncio.Queue[PanelMemberEvent | None] = asyncio.Queue()
+        summaries: dict[int, RunSummary] = {}
+
+        async def member(index: int, provider: Provider) -> None:
+            # Members keep their own shuffle, so no judge sees the quiz in another's order.
+            settings = replace(
+                self.settings,
+                seed=None if self.settings.seed is None else self.settings.seed + index,
+            )
+            run = VetRun(self.quiz, provider, self.store, self.prompt, settings)
+            tagged = False
+            async for event in run.events():
+                if not tagged and run.run_id:
+                    self.store.set_kind(run.run_id, "panel")
+                    tagged = True
+                if isinstance(event, RunFinished):
+                    summaries[index] = event.summary
+                queue.put_nowait(PanelMemberEvent(index, event))
+
+        async def drive() -> None:
+            try:
+                await asyncio.gather(*(member(i, p) for i, p in enumerate(self.providers)))
+            finally:
+                queue.put_nowait(None)
+
+        driver = asyncio.create_task(drive())
+        try:
+            while (item := await queue.get()) is not None:
+                yield item
+            await driver
+        finally:
+            if not driver.done():
+                driver.cancel()
+                await asyncio.gather(driver, return_exceptions=True)
+        yield PanelFinished(
+            aggregate(self.quiz, [summaries[i] for i in range(len(self.providers))], self.prior)
+        )
+
+
+def aggregate(quiz: Quiz, runs: Sequence[RunSummary], prior: float = 0.95) -> PanelSummary:
+    """Dawid–Skene, κ and panel posteriors from the members' finished runs."""
+    uids = [a.uid for a in decompose(quiz)]
+    index = {u: i for i, u in enumerate(uids)}
+    labels = np.full((len(uids), len(runs)), np.nan)
+    for j, run in enumerate(runs):
+        for q in run.questions:
+            for opt, v in enumerate(q.verdicts):
+                if v is not None:
+                    labels[index[f"{q.question_id}#{opt}"], j] = 1.0 if v else 0.0
+    ds = dawid_skene_binary(labels)
+    estimates = tuple(
+        JudgeEstimate(
+            label=run.judge_label,
+            run_id=run.run_id,
+            tpr=float(ds.tpr[j]),
+            tnr=float(ds.tnr[j]),
+            judged=int(np.sum(~np.isnan(labels[:, j]))),
+            said_true=int(np.nansum(labels[:, j])),
+        )
+        for j, run in enumerate(runs)
+    )
+    accuracies = [
+        JudgeAccuracy(e.tpr, e.tnr, calibrated=False, label="Dawid–Skene") for e in estimates
+    ]
+    as_lists: list[list[bool | None]] = [
+        [None if math.isnan(x) else bool(x) for x in labels[:, j]] for j in range(len(runs))
+    ]
+    cohen = tuple(
+        (a, b, float(cohen_kappa(as_lists[a], as_lists[b])))
+        for a, b in itertools.combinations(range(len(runs)), 2)
+    )
+    fleiss = float(fleiss_kappa_labels([list(row) for row in zip(*as_lists, strict=True)]))
+    questions = []
+    for q in quiz.questions:
+        rows = [index[f"{q.id}#{i}"] for i in range(q.n)]
+        per_judge = [[as_lists[j][r] for r in rows] for j in range(len(runs))]
+        post = panel_posterior(per_judge, q.key, accuracies, prior)
+        disagreement = any(
+            len({v[i] for v in per_judge if v[i] is not None}) > 1 for i in range(q.n)
+        )
+        questions.append(
+            PanelQuestion(
+                question_id=q.id,
+                text=q.text,
+                options=q.options,
+                key=q.key,
+                confidence=post.confidence,
+                suggested_option=post.suggested,
+                suggested_p=post.suggested_p,
+                verdicts=tuple(tuple(v) for v in per_judge),
+                p_true=tuple(float(ds.posterior[r]) for r in rows),
+                disagreement=disagreement,
+            )
+        )
+    return PanelSummary(
+        quiz_title=quiz.title,
+        judges=estimates,
+        prevalence=float(ds.prevalence),
+        em_iterations=int(ds.iterations),
+        em_converged=bool(ds.converged),
+        cohen=cohen,
+        fleiss=fleiss,
+        questions=tuple(questions),
+    )
+
+
+__all__ = [
+    "JudgeEstimate",
+    "PanelFinished",
+    "PanelMemberEvent",
+    "PanelQuestion",
+    "PanelRun",
+    "PanelSummary",
+    "aggregate",
+]
