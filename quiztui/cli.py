@@ -143,6 +143,7 @@ class Progress:
         self.start = clock()
         self.last_draw = 0.0
         self.last_decile = -1
+        self.last_line = ""
 
     def update(
         self,
@@ -171,8 +172,10 @@ class Progress:
                 self.last_draw = now
         else:
             decile = int(frac * 10)
-            if final or decile > self.last_decile:
+            same = line.rsplit(" · ", 1)[0] == self.last_line
+            if (final and not same) or decile > self.last_decile:
                 self.last_decile = decile
+                self.last_line = line.rsplit(" · ", 1)[0]
                 self.stream.write(line + "\n")
                 self.stream.flush()
 
@@ -236,8 +239,10 @@ def _make_run_factory(config: Config, quiz, store, resume: int | None):  # type:
     pending_resume = [resume]
 
     def start_run() -> AsyncIterator:  # type: ignore[type-arg]
+        # Looked up at every start: a calibration made in the TUI applies to the next run.
+        current = judge_accuracy(store, provider, prompt, settings)
         run = VetRun(
-            quiz, provider, store, prompt, settings, accuracy, resume_run_id=pending_resume[0]
+            quiz, provider, store, prompt, settings, current, resume_run_id=pending_resume[0]
         )
         pending_resume[0] = None
         return run.events()
@@ -292,6 +297,8 @@ def cmd_vet(config: Config, args: argparse.Namespace, tui: bool) -> int:
                 calibration=accuracy.label,
                 theme_name=config.ui.theme,
                 flush_interval=config.ui.flush_interval,
+                profiles=store.profiles.list(),
+                start_calibration=cli_calibrate.calibration_starter(config, store),
             )
             app.run()
             return 0

@@ -8,21 +8,13 @@ import json
 import math
 import sys
 import time
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from quiztui.config import Config
 from quiztui.core.calibration import JudgeProfile
-
-# The five set-ups `--modes` compares: assertion mode at four batch sizes, and per-question mode.
-MODE_SETUPS: tuple[tuple[str, int], ...] = (
-    ("assertion", 1),
-    ("assertion", 10),
-    ("assertion", 20),
-    ("assertion", 50),
-    ("question", 1),
-)
 
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser, judge: argparse.ArgumentParser) -> None:
@@ -142,74 +134,105 @@ def _price(config: Config):  # type: ignore[no-untyped-def]
     return Price(c.input_per_mtok or 0.0, c.output_per_mtok or 0.0)
 
 
-async def _calibrate_one(config: Config, gold, store, mode: str, batch_size: int, method: str):  # type: ignore[no-untyped-def]
-    from quiztui.cli import Progress, vet_settings
+async def calibration_events(config: Config, store: Any, request: Any) -> AsyncIterator[Any]:
+    """One calibration (or a modes comparison): SetupStarted, the vet events, ProfileMeasured.
+
+    Shared by ``quiztui calibrate`` and the TUI's Calibrate screen. Bad gold files raise
+    QuizFormatError before anything is sent.
+    """
+    from quiztui.cli import vet_settings
     from quiztui.locations import config_dir
-    from quiztui.pipeline.calibrate import CalibrationRun, ProfileMeasured
-    from quiztui.pipeline.events import UsageUpdated
+    from quiztui.pipeline.calibrate import (
+        MODE_SETUPS,
+        CalibrationRun,
+        SetupStarted,
+        default_gold_path,
+        load_gold,
+    )
     from quiztui.pipeline.prompts import load_prompt, prompt_for_mode
     from quiztui.providers.factory import build_provider
 
+    gold = load_gold(request.gold_path or default_gold_path(), request.n, request.sample_seed)
+    setups = MODE_SETUPS if request.compare_modes else ((request.mode, request.batch_size),)
     provider = build_provider(config, gold.quiz, truth=gold.truth_by_text())
     try:
-        prompt = load_prompt(prompt_for_mode(mode), config_dir() / "prompts")
-        settings = replace(vet_settings(config), mode=mode, batch_size=batch_size)
-        run = CalibrationRun(
-            gold,
-            provider,
-            store,
-            prompt,
-            settings,
-            _price(config),
-            method,  # type: ignore[arg-type]
-        )
-        progress = Progress(sys.stderr)
-        print(
-            f"quiztui: calibrating {provider.label} on {gold.name}"
-            f" ({mode} mode, batch size {settings.batch_size if mode == 'assertion' else 1})",
-            file=sys.stderr,
-        )
-        profile = None
-        async for event in run.events():
-            if isinstance(event, UsageUpdated):
-                progress.update(
-                    event.judged,
-                    event.unjudged,
-                    event.total,
-                    event.requests,
-                    event.retries,
-                    event.tokens_in,
-                    event.tokens_out,
-                    final=event.judged + event.unjudged == event.total,
-                )
-            elif isinstance(event, ProfileMeasured):
-                profile = event.profile
-        assert profile is not None
-        return profile
+        for index, (mode, batch_size) in enumerate(setups):
+            prompt = load_prompt(prompt_for_mode(mode), config_dir() / "prompts")
+            settings = replace(vet_settings(config), mode=mode, batch_size=batch_size)
+            yield SetupStarted(index, len(setups), mode, batch_size, gold.name, provider.label)
+            run = CalibrationRun(
+                gold, provider, store, prompt, settings, _price(config), request.interval_method
+            )
+            async for event in run.events():
+                yield event
     finally:
         await provider.aclose()
 
 
+def calibration_starter(config: Config, store: Any) -> Any:
+    """For the TUI: ``start(request)`` gives a fresh calibration event stream."""
+
+    def start(request: Any) -> AsyncIterator[Any]:
+        return calibration_events(config, store, request)
+
+    return start
+
+
+async def _calibrate(config: Config, store: Any, request: Any) -> list[JudgeProfile]:
+    from quiztui.cli import Progress
+    from quiztui.pipeline.calibrate import ProfileMeasured, SetupStarted
+    from quiztui.pipeline.events import UsageUpdated
+
+    profiles: list[JudgeProfile] = []
+    progress = Progress(sys.stderr)
+    async for event in calibration_events(config, store, request):
+        if isinstance(event, SetupStarted):
+            setup = (
+                "per-question mode"
+                if event.mode == "question"
+                else f"batch size {event.batch_size}"
+            )
+            print(
+                f"quiztui: calibrating {event.judge_label} on {event.gold}, {setup}"
+                + (f" ({event.index + 1}/{event.count})" if event.count > 1 else ""),
+                file=sys.stderr,
+            )
+            progress = Progress(sys.stderr)
+        elif isinstance(event, UsageUpdated):
+            progress.update(
+                event.judged,
+                event.unjudged,
+                event.total,
+                event.requests,
+                event.retries,
+                event.tokens_in,
+                event.tokens_out,
+                final=event.judged + event.unjudged == event.total,
+            )
+        elif isinstance(event, ProfileMeasured):
+            profiles.append(event.profile)
+    return profiles
+
+
 def cmd_calibrate(config: Config, args: argparse.Namespace) -> int:
-    from quiztui.pipeline.calibrate import default_gold_path, load_gold
+    from quiztui.pipeline.calibrate import CalibrationRequest
     from quiztui.store import Store
 
-    gold_path = args.gold or default_gold_path()
-    n = args.n if args.n is not None else (250 if args.gold is None else None)
-    gold = load_gold(gold_path, n, args.sample_seed)
-    setups = (
-        MODE_SETUPS if args.modes else ((args.mode, config.vet.batch_size),)
-    )  # one set-up unless comparing
-    profiles: list[JudgeProfile] = []
+    request = CalibrationRequest(
+        gold_path=args.gold,
+        n=args.n if args.n is not None else (250 if args.gold is None else None),
+        sample_seed=args.sample_seed,
+        mode=args.mode,
+        batch_size=config.vet.batch_size,
+        compare_modes=args.modes,
+        interval_method=args.interval,
+    )
     with Store(config.db_path()) as store:
-        for mode, batch_size in setups:
-            profiles.append(
-                asyncio.run(_calibrate_one(config, gold, store, mode, batch_size, args.interval))
-            )
+        profiles = asyncio.run(_calibrate(config, store, request))
     if args.format == "json":
         print(json.dumps([profile_dict(p) for p in profiles], indent=2))
     else:
-        print(f"gold set: {gold.name} ({len(gold.labels)} assertions)")
+        print(f"gold set: {profiles[0].gold}")
         print(text_table([profile_row(p) for p in profiles]), end="")
         if len(profiles) > 1:
             print(_cheapest_note(profiles))

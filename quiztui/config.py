@@ -77,7 +77,9 @@ class SimulatedConfig(_Section):
 
 class CostConfig(_Section):
     input_per_mtok: float | None = Field(
-        None, ge=0.0, description="judge model price: USD per million prompt tokens (unset: unknown)"
+        None,
+        ge=0.0,
+        description="judge model price: USD per million prompt tokens (unset: unknown)",
     )
     output_per_mtok: float | None = Field(
         None, ge=0.0, description="judge model price: USD per million completion tokens"

@@ -24,4 +24,3 @@ def config_path() -> Path:
 
 def default_db_path() -> Path:
     return data_dir() / "quiztui.db"
-

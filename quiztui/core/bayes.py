@@ -54,6 +54,9 @@ class JudgeAccuracy:
     label: str = "uncalibrated"
     # (tp, fn, tn, fp) from a calibration run: the Beta posteriors of TPR/TNR behind intervals
     counts: tuple[int, int, int, int] | None = None
+    # 95 % intervals of TPR and TNR as the profile reports them (None: uncalibrated)
+    tpr_ci: tuple[float, float] | None = None
+    tnr_ci: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,19 +251,52 @@ def confidence_interval(
     )
 
 
-def expected_calibration_error(
-    confidences: Sequence[float], outcomes: Sequence[bool], bins: int = 10
-) -> float:
-    """ECE with equal-width bins: Σ_b (|b|/N) · |mean confidence_b − accuracy_b|."""
+def p_true_given_judged_true(tpr: float, tnr: float, x: float) -> float:
+    """P(assertion true | judged true) = TPR·X / (TPR·X + (1 − TNR)(1 − X)).
+
+    The seed's formula for a judge whose two accuracies differ; with TPR = TNR = s it is
+    ``p_accurate_given_judged(s, x)``. NaN when the judge never says true (0/0).
+    """
+    num = tpr * x
+    den = num + (1.0 - tnr) * (1.0 - x)
+    return num / den if den > 0 else math.nan
+
+
+CALIBRATION_BINS = 10  # equal-width bins of the reliability diagram and the ECE
+
+
+@dataclass(frozen=True, slots=True)
+class ReliabilityBin:
+    lo: float
+    hi: float
+    count: int
+    mean_confidence: float
+    accuracy: float
+
+
+def reliability_bins(
+    confidences: Sequence[float], outcomes: Sequence[bool], bins: int = CALIBRATION_BINS
+) -> list[ReliabilityBin]:
+    """The non-empty equal-width bins of a reliability diagram (a confidence of 1 goes last)."""
     if len(confidences) != len(outcomes):
         raise ValueError("confidences and outcomes differ in length")
-    n = len(confidences)
-    if n == 0:
-        return 0.0
-    sums = [[0.0, 0.0, 0] for _ in range(bins)]
+    sums = [[0.0, 0, 0] for _ in range(bins)]  # confidence sum, accurate, count
     for c, o in zip(confidences, outcomes, strict=True):
         b = min(int(c * bins), bins - 1)
         sums[b][0] += c
-        sums[b][1] += 1.0 if o else 0.0
+        sums[b][1] += 1 if o else 0
         sums[b][2] += 1
-    return sum(abs(s[0] - s[1]) for s in sums if s[2]) / n
+    return [
+        ReliabilityBin(i / bins, (i + 1) / bins, int(n), conf / n, acc / n)
+        for i, (conf, acc, n) in enumerate(sums)
+        if n
+    ]
+
+
+def expected_calibration_error(
+    confidences: Sequence[float], outcomes: Sequence[bool], bins: int = CALIBRATION_BINS
+) -> float:
+    """ECE with equal-width bins: Σ_b (|b|/N) · |mean confidence_b − accuracy_b|."""
+    n = len(confidences)
+    parts = reliability_bins(confidences, outcomes, bins)
+    return sum(b.count * abs(b.mean_confidence - b.accuracy) for b in parts) / n if n else 0.0

@@ -168,9 +168,7 @@ class JudgeProfile:
     def short(self) -> str:
         """``TPR 0.85 [0.83, 0.87] · TNR 0.92 [0.91, 0.93]``."""
         (a, b), (c, d) = self.tpr_ci, self.tnr_ci
-        return (
-            f"TPR {self.tpr:.2f} [{a:.2f}, {b:.2f}] · TNR {self.tnr:.2f} [{c:.2f}, {d:.2f}]"
-        )
+        return f"TPR {self.tpr:.2f} [{a:.2f}, {b:.2f}] · TNR {self.tnr:.2f} [{c:.2f}, {d:.2f}]"
 
     def accuracy(self) -> JudgeAccuracy:
         """The judge accuracy a vet run uses, carrying the counts for confidence intervals.
@@ -187,6 +185,8 @@ class JudgeProfile:
             calibrated=True,
             label=f"{ident}: {self.short()}",
             counts=(c.tp, c.fn, c.tn, c.fp),
+            tpr_ci=self.tpr_ci,
+            tnr_ci=self.tnr_ci,
         )
 
 

@@ -167,3 +167,41 @@ __all__ = [
     "load_gold",
     "sample_quiz",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationRequest:
+    """What the Calibrate screen (or a script) asks for."""
+
+    gold_path: Path | None = None  # None: default_gold_path()
+    n: int | None = 250
+    sample_seed: int = 0
+    mode: str = "assertion"
+    batch_size: int = 20
+    compare_modes: bool = False  # the five set-ups of MODE_SETUPS, one after another
+    interval_method: IntervalMethod = "wilson"
+
+
+# The set-ups a modes comparison runs: assertion mode at four batch sizes, and per-question mode.
+MODE_SETUPS: tuple[tuple[str, int], ...] = (
+    ("assertion", 1),
+    ("assertion", 10),
+    ("assertion", 20),
+    ("assertion", 50),
+    ("question", 1),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SetupStarted:
+    """A modes comparison moved on to its next set-up (``index`` of ``count``)."""
+
+    index: int
+    count: int
+    mode: str
+    batch_size: int
+    gold: str
+    judge_label: str
+
+
+__all__ += ["MODE_SETUPS", "CalibrationRequest", "SetupStarted"]

@@ -23,6 +23,9 @@ class RunStarted:
     concurrency: int
     calibration: str  # "uncalibrated" or the profile's label
     resumed: bool = False
+    tpr: float = 0.9  # the judge accuracy this run scores with (profile or defaults)
+    tnr: float = 0.9
+    mode: str = "assertion"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +103,7 @@ class QuestionSummary:
     reasons: tuple[str, ...]
     p_true: tuple[float | None, ...] = ()  # per option, from token logprobs; None: not known
     graded: float | None = None  # P(key correct) from p_true (core.logprobs.graded_key_score)
+    interval: tuple[float, float] | None = None  # 95 % interval of confidence (calibrated judge)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +132,9 @@ class RunSummary:
     reasked: int = 0
     elapsed: float = 0.0
     error: str | None = None
+    mode: str = "assertion"
+    tpr_ci: tuple[float, float] | None = None  # from the judge profile; None when uncalibrated
+    tnr_ci: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)

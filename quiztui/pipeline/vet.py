@@ -223,6 +223,9 @@ class VetRun:
             concurrency=self.settings.concurrency,
             calibration=self.accuracy.label,
             resumed=resumed,
+            tpr=self.accuracy.tpr,
+            tnr=self.accuracy.tnr,
+            mode=self.settings.mode,
         )
         for seq in sorted(restored):
             a, st = order[seq], states[seq]
@@ -564,6 +567,7 @@ class VetRun:
                     ),
                     p_true=p_true,
                     graded=sc.graded,
+                    interval=sc.interval,
                 )
             )
         return RunSummary(
@@ -591,6 +595,9 @@ class VetRun:
             reasked=counters.reasked,
             elapsed=self.clock() - started,
             error=error,
+            mode=self.settings.mode,
+            tpr_ci=self.accuracy.tpr_ci,
+            tnr_ci=self.accuracy.tnr_ci,
         )
 
 
@@ -598,6 +605,9 @@ def summary_to_dict(summary: RunSummary) -> dict[str, Any]:
     """A JSON-ready dict (``dataclasses.asdict`` deep-copies and is slow for large quizzes)."""
     data = {f: getattr(summary, f) for f in summary.__dataclass_fields__ if f != "questions"}
     data["badge_counts"] = dict(summary.badge_counts)
+    for name in ("tpr_ci", "tnr_ci"):
+        value = getattr(summary, name)
+        data[name] = None if value is None else list(value)
     data["questions"] = [
         {
             "question_id": q.question_id,
@@ -613,6 +623,7 @@ def summary_to_dict(summary: RunSummary) -> dict[str, Any]:
             "reasons": list(q.reasons),
             "p_true": list(q.p_true),
             "graded": q.graded,
+            "interval": None if q.interval is None else list(q.interval),
         }
         for q in summary.questions
     ]

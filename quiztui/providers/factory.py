@@ -50,9 +50,7 @@ def simulated_provider(
     )
 
 
-def build_provider(
-    config: Config, quiz: Quiz, truth: Mapping[str, bool] | None = None
-) -> Provider:
+def build_provider(config: Config, quiz: Quiz, truth: Mapping[str, bool] | None = None) -> Provider:
     judge = config.judge
     provider = judge.provider
     model = judge.model

@@ -48,6 +48,8 @@ def to_csv(summary: RunSummary) -> str:
             "n",
             "badge",
             "confidence",
+            "confidence_lo",
+            "confidence_hi",
             "suggested",
             "suggested_p",
             "unjudged",
@@ -65,6 +67,8 @@ def to_csv(summary: RunSummary) -> str:
                 len(q.options),
                 q.badge.value,
                 f"{q.confidence:.4f}",
+                "" if q.interval is None else f"{q.interval[0]:.4f}",
+                "" if q.interval is None else f"{q.interval[1]:.4f}",
                 "" if q.suggested_option is None else q.options[q.suggested_option],
                 "" if q.suggested_p is None else f"{q.suggested_p:.4f}",
                 sum(v is None for v in q.verdicts),
@@ -83,15 +87,29 @@ def md_cell(text: str) -> str:
     return text
 
 
+def _profile_line(s: RunSummary) -> str:
+    if s.tpr_ci is None or s.tnr_ci is None:
+        return f"{md_cell(s.calibration)} (the default TPR/TNR are assumed, not measured)"
+    return md_cell(s.calibration)
+
+
+def _confidence(q: QuestionSummary) -> str:
+    if q.interval is None:
+        return f"{q.confidence:.3f}"
+    return f"{q.confidence:.3f} [{q.interval[0]:.3f}, {q.interval[1]:.3f}]"
+
+
 def to_markdown(summary: RunSummary) -> str:
     s = summary
     judge = ("**SIMULATED** " if s.simulated else "") + md_cell(s.judge_label)
     lines = [
         f"# quiztui vet report: {md_cell(s.quiz_title)}",
         "",
-        f"- Run: {s.run_id} ({s.status}), seed {s.seed}, batch size {s.batch_size}",
+        f"- Run: {s.run_id} ({s.status}), seed {s.seed}, "
+        + ("per-question mode" if s.mode == "question" else f"batch size {s.batch_size}"),
         f"- Judge: {judge}",
-        f"- Confidence model: TPR {s.tpr:g}, TNR {s.tnr:g}, prior {s.prior:g} ({md_cell(s.calibration)})",
+        f"- Judge profile: {_profile_line(s)}",
+        f"- Confidence model: TPR {s.tpr:.4g}, TNR {s.tnr:.4g}, prior {s.prior:g}",
         f"- Assertions: {s.judged} judged, {s.unjudged} unjudged, {s.cached} from cache",
         f"- Requests {s.requests}, retries {s.retries}, re-asked {s.reasked},"
         f" tokens in {s.tokens_in} / out {s.tokens_out}",
@@ -105,7 +123,7 @@ def to_markdown(summary: RunSummary) -> str:
     for q in s.questions:
         lines.append(
             f"| {md_cell(q.question_id)} | {md_cell(q.text)} | {md_cell(q.options[q.key])} | {q.k}/{len(q.options)}"
-            f" | {q.badge.value} | {q.confidence:.3f} | {md_cell(_suggestion(q))}"
+            f" | {q.badge.value} | {_confidence(q)} | {md_cell(_suggestion(q))}"
             f" | {_p(q.graded, 3)} | {_p_true_list(q, ' / ', '—')} |"
         )
     if s.error:

@@ -1,0 +1,136 @@
+"""Multi-judge panels: member runs, Dawid–Skene without gold labels, κ, disagreements (item 5)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from pipeline_helpers import make_quiz
+
+from quiztui.cli import main
+from quiztui.core.simulation import truth_table
+from quiztui.pipeline.events import RunFinished
+from quiztui.pipeline.panel import PanelFinished, PanelMemberEvent, PanelRun
+from quiztui.pipeline.prompts import load_prompt
+from quiztui.pipeline.vet import VetSettings
+from quiztui.providers.simulated import SimulatedProvider
+from quiztui.store import Store
+
+JUDGES = ((0.95, 0.90), (0.80, 0.85), (0.70, 0.95))
+
+
+def run_panel(quiz, providers, db: Path):  # type: ignore[no-untyped-def]
+    async def go():  # type: ignore[no-untyped-def]
+        with Store(db) as store:
+            run = PanelRun(
+                quiz,
+                providers,
+                store,
+                load_prompt("judge_assertions"),
+                VetSettings(use_cache=False),
+            )
+            return [e async for e in run.events()]
+
+    return asyncio.run(go())
+
+
+def test_panel_recovers_each_judge_without_gold_labels(tmp_path: Path) -> None:
+    quiz = make_quiz(600, wrong_every=10)
+    truth = truth_table(quiz)
+    providers = [
+        SimulatedProvider(truth, tpr=tpr, tnr=tnr, seed=10 + i)
+        for i, (tpr, tnr) in enumerate(JUDGES)
+    ]
+    events = run_panel(quiz, providers, tmp_path / "q.db")
+    finished = [e for e in events if isinstance(e, PanelFinished)]
+    assert len(finished) == 1 and events[-1] is finished[0]
+    member_runs = [
+        e for e in events if isinstance(e, PanelMemberEvent) and isinstance(e.event, RunFinished)
+    ]
+    assert sorted(e.judge for e in member_runs) == [0, 1, 2]
+    summary = finished[0].summary
+    assert summary.em_converged
+    for estimate, (tpr, tnr) in zip(summary.judges, JUDGES, strict=True):
+        assert abs(estimate.tpr - tpr) <= 0.05, (estimate, tpr)
+        assert abs(estimate.tnr - tnr) <= 0.05, (estimate, tnr)
+        assert estimate.judged == 2400
+    assert abs(summary.prevalence - 0.25) < 0.03
+    assert len(summary.cohen) == 3 and all(0.2 < k < 0.9 for _, _, k in summary.cohen)
+    assert 0.2 < summary.fleiss < 0.9
+    # The panel finds the wrong keys: every 10th question's key is wrong (truth: option 0).
+    wrong = {f"q{i}" for i in range(10, 601, 10)}
+    by_conf = sorted(summary.questions, key=lambda q: q.confidence)
+    lowest = {q.question_id for q in by_conf[: len(wrong)]}
+    assert len(lowest & wrong) >= 0.9 * len(wrong)
+    suggested = [
+        q for q in summary.questions if q.question_id in wrong and q.suggested_option is not None
+    ]
+    assert sum(q.suggested_option == 0 for q in suggested) >= 0.9 * len(suggested)
+    assert 0 < len(summary.disagreements) < len(summary.questions)
+    # Each member is an ordinary stored run, tagged as part of a panel.
+    with Store(tmp_path / "q.db") as store:
+        assert {store.run_kind(e.run_id) for e in summary.judges} == {"panel"}
+
+
+def test_panel_needs_two_judges(tmp_path: Path) -> None:
+    quiz = make_quiz(3)
+    with pytest.raises(ValueError):
+        run_panel(quiz, [SimulatedProvider(truth_table(quiz))], tmp_path / "q.db")
+
+
+def test_panel_cli_with_simulated_members(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    quiz = REPO / "sample_quizzes" / "planted_errors.json"
+    members = [
+        "--member",
+        "simulated:tpr=0.9,tnr=0.9,seed=1",
+        "--member",
+        "simulated:tpr=0.8,tnr=0.95,seed=2",
+        "--member",
+        "simulated:tpr=0.95,tnr=0.8,seed=3",
+    ]
+    assert main(["panel", str(quiz), *members, "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["judges"]) == 3 and len(data["cohen_kappa"]) == 3
+    assert all("SIMULATED" in j["label"] for j in data["judges"])
+    assert not math.isnan(data["fleiss_kappa"])
+    planted = {"q1", "q4", "q8", "q10"}
+    flagged = {q["question_id"] for q in data["questions"] if q["confidence"] < 0.5}
+    assert planted <= flagged | {q["question_id"] for q in data["questions"] if q["disagreement"]}
+
+    assert main(["panel", str(quiz), *members]) == 0
+    text = capsys.readouterr().out
+    assert "Fleiss' κ" in text and "Dawid–Skene" in text and "TPR (DS)" in text
+    assert "questions with disagreeing verdicts" in text
+
+
+def test_panel_cli_repeated_samples(capsys: pytest.CaptureFixture[str]) -> None:
+    quiz = REPO / "sample_quizzes" / "planted_errors.json"
+    assert main(["panel", str(quiz), "--samples", "3", "--format", "md"]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("# quiztui panel: planted\\_errors")
+    assert out.err.count("panel judge") == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--member", "simulated"], "at least two judges"),
+        (["--samples", "1"], "at least 2 samples"),
+        (["--member", "a", "--member", "b", "--samples", "2"], "not both"),
+        (["--member", "simulated:tpr=x", "--member", "simulated"], "tpr"),
+        (["--member", "simulated:foo=1", "--member", "simulated"], "unknown simulated parameter"),
+    ],
+)
+def test_panel_cli_errors(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    quiz = REPO / "sample_quizzes" / "planted_errors.json"
+    assert main(["panel", str(quiz), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
