@@ -140,7 +140,7 @@ class CalibrationRun:
             model=p.model,
             prompt_hash=self.prompt.hash,
             batch_size=run.settings.batch_size,
-            mode=run.settings.mode,
+            mode="question" if run.question_mode else "assertion",
             confusion=confusion,
             gold=self.gold.name,
             questions=len(self.gold.quiz.questions),

@@ -144,10 +144,10 @@ def aggregate(quiz: Quiz, runs: Sequence[RunSummary], prior: float = 0.95) -> Pa
     index = {u: i for i, u in enumerate(uids)}
     labels = np.full((len(uids), len(runs)), np.nan)
     for j, run in enumerate(runs):
-        for q in run.questions:
-            for opt, v in enumerate(q.verdicts):
+        for qs in run.questions:
+            for opt, v in enumerate(qs.verdicts):
                 if v is not None:
-                    labels[index[f"{q.question_id}#{opt}"], j] = 1.0 if v else 0.0
+                    labels[index[f"{qs.question_id}#{opt}"], j] = 1.0 if v else 0.0
     ds = dawid_skene_binary(labels)
     estimates = tuple(
         JudgeEstimate(
