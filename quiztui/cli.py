@@ -299,6 +299,8 @@ def cmd_vet(config: Config, args: argparse.Namespace, tui: bool) -> int:
                 flush_interval=config.ui.flush_interval,
                 profiles=store.profiles.list(),
                 start_calibration=cli_calibrate.calibration_starter(config, store),
+                default_batch_size=config.vet.batch_size,
+                default_mode=config.vet.mode,
             )
             app.run()
             return 0

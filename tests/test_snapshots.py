@@ -89,3 +89,8 @@ def test_question_detail(snap_compare: SnapCompare) -> None:
 def test_help(snap_compare: SnapCompare) -> None:
     """F1 over the questions table: its keys, the screen's and the global ones."""
     assert snap_compare(make_app(), press=["f1"], terminal_size=SIZE, run_before=run_finished)
+
+
+def test_metrics_small_terminal(snap_compare: SnapCompare) -> None:
+    """`m` after a finished run at 80×24: the seed's Bayes table and the curve of the Bayes tab."""
+    assert snap_compare(make_app(), press=["m"], terminal_size=(80, 24), run_before=run_finished)

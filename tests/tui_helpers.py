@@ -126,6 +126,8 @@ async def _events(
         batch_size=batch_size,
         concurrency=4,
         calibration="uncalibrated",
+        tpr=tpr,
+        tnr=tnr,
     )
     verdicts: dict[str, dict[int, bool | None]] = {q.id: {} for q in quiz.questions}
     reasons: dict[str, dict[int, str]] = {q.id: {} for q in quiz.questions}

@@ -4,22 +4,27 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from quiztui.core.calibration import JudgeProfile
 from quiztui.core.quiz import Quiz
 from quiztui.pipeline.events import VetEvent
 from quiztui.tui.commands import QuiztuiCommands
 from quiztui.tui.help import HelpScreen, collect_sections
-from quiztui.tui.messages import RunStatusChanged
+from quiztui.tui.messages import JudgeProfileStored, RunStatusChanged
 from quiztui.tui.screens.confirm import ConfirmQuitScreen
 from quiztui.tui.screens.vet import VetScreen
 from quiztui.tui.themes import DEFAULT_THEME, FALLBACK_THEME, THEMES_DIR, load_themes
+
+if TYPE_CHECKING:
+    from quiztui.pipeline.calibrate import CalibrationRequest
+    from quiztui.tui.screens.calibrate import CalibrateScreen
 
 
 class QuiztuiApp(App[None]):
@@ -57,9 +62,23 @@ class QuiztuiApp(App[None]):
         clock: Callable[[], float] = time.monotonic,
         flush_interval: float = 0.1,
         themes_dir: Path | None = None,
+        profiles: Sequence[JudgeProfile] = (),
+        start_calibration: Callable[[CalibrationRequest], AsyncIterator[Any]] | None = None,
+        default_batch_size: int = 20,
+        default_mode: str = "assertion",
     ) -> None:
         super().__init__()
         self.quiz = quiz
+        # Judge profiles (calibrations), newest first as the store lists them; the metrics
+        # screen shows them and the Calibrate screen adds the ones it measures.
+        self.profiles: list[JudgeProfile] = list(profiles)
+        # ``start_calibration(request)`` gives a calibration's event stream (None: unavailable).
+        self.start_calibration = start_calibration
+        self.default_batch_size = default_batch_size  # the vet's batch size and mode, which the
+        self.default_mode = default_mode  # Calibrate form starts from
+        self.clock = clock
+        self.flush_interval = flush_interval
+        self.calibrate_screen: CalibrateScreen | None = None
         self.requested_theme = theme_name
         self.vet_screen = VetScreen(
             quiz,
@@ -114,13 +133,38 @@ class QuiztuiApp(App[None]):
     def on_run_status_changed(self, message: RunStatusChanged) -> None:
         self.sub_title = message.status
 
+    def on_judge_profile_stored(self, message: JudgeProfileStored) -> None:
+        self.profiles.insert(0, message.profile)
+
+    def open_calibrate(self) -> None:
+        """Show the Calibrate screen, made on first use and kept (with its results) after."""
+        from quiztui.tui.screens.calibrate import CalibrateScreen  # lazy: not needed at start
+
+        if isinstance(self.screen, CalibrateScreen):
+            return
+        if self.calibrate_screen is None:
+            self.calibrate_screen = CalibrateScreen(
+                self.start_calibration,
+                default_batch_size=self.default_batch_size,
+                default_mode=self.default_mode,
+                clock=self.clock,
+                flush_interval=self.flush_interval,
+            )
+            self.install_screen(self.calibrate_screen, name="calibrate")
+        self.push_screen("calibrate")
+
+    @property
+    def calibrating(self) -> bool:
+        return self.calibrate_screen is not None and self.calibrate_screen.running
+
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
         self.push_screen(HelpScreen(collect_sections(self.screen)))
 
     async def action_quit(self) -> None:
-        if not self.vet_screen.running or isinstance(self.screen, ConfirmQuitScreen):
+        busy = self.vet_screen.running or self.calibrating
+        if not busy or isinstance(self.screen, ConfirmQuitScreen):
             self.exit()
             return
 
@@ -128,4 +172,9 @@ class QuiztuiApp(App[None]):
             if quit_app:
                 self.exit()
 
-        self.push_screen(ConfirmQuitScreen(), callback=answered)
+        question = (
+            "A run is in progress. Quit anyway?"
+            if self.vet_screen.running
+            else "A calibration is running. Quit anyway?"
+        )
+        self.push_screen(ConfirmQuitScreen(question), callback=answered)

@@ -37,6 +37,16 @@ class QuiztuiCommands(Provider):
             vet.action_open_detail,
         )
         yield (
+            "View: metrics",
+            "Bayes and binomial tables, run histograms, reliability, judge profiles, usage (m)",
+            vet.action_open_metrics,
+        )
+        yield (
+            "View: calibrate the judge",
+            "Measure the judge's TPR/TNR on a gold set and store its profile (c)",
+            vet.action_open_calibrate,
+        )
+        yield (
             "Help: keys",
             "Show the keys of the focused widget and the app (F1)",
             app.action_help,

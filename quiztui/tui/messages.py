@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
+
+if TYPE_CHECKING:
+    from quiztui.core.calibration import JudgeProfile
 
 
 class RunStatusChanged(Message):
@@ -11,3 +16,11 @@ class RunStatusChanged(Message):
     def __init__(self, status: str) -> None:
         super().__init__()
         self.status = status
+
+
+class JudgeProfileStored(Message):
+    """A calibration measured a judge profile and saved it in the store."""
+
+    def __init__(self, profile: JudgeProfile) -> None:
+        super().__init__()
+        self.profile = profile

@@ -1,4 +1,4 @@
-"""Asks before quitting while a run is active."""
+"""Asks a yes/no question before something that cannot be undone (quit, cancel a run)."""
 
 from __future__ import annotations
 
@@ -13,23 +13,34 @@ from textual.widgets import Button, Static
 
 
 class ConfirmQuitScreen(ModalScreen[bool]):
+    """``y`` answers yes, ``n``/``escape`` no. The defaults ask before quitting during a run."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "answer(True)", "Quit", id="confirm.yes"),
-        Binding("n,escape", "answer(False)", "Stay", id="confirm.no"),
+        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
     ]
+
+    def __init__(
+        self,
+        question: str = "A run is in progress. Quit anyway?",
+        *,
+        yes: str = "Quit",
+        no: str = "Stay",
+    ) -> None:
+        super().__init__()
+        self.question = question
+        self.yes = yes
+        self.no = no
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-dialog"):
-            yield Static(
-                Text("A run is in progress. Quit anyway?"),
-                id="confirm-text",
-            )
+            yield Static(Text(self.question), id="confirm-text")
             with Horizontal(id="confirm-buttons"):
-                yield Button("Quit (y)", variant="error", id="confirm-yes")
-                yield Button("Stay (n)", variant="primary", id="confirm-no")
+                yield Button(f"{self.yes} (y)", variant="error", id="confirm-yes")
+                yield Button(f"{self.no} (n)", variant="primary", id="confirm-no")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "confirm-yes")
 
-    def action_answer(self, quit_app: bool) -> None:
-        self.dismiss(quit_app)
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)

@@ -66,6 +66,9 @@ class VetScreen(Screen[None]):
         Binding("x", "cancel_run", "Cancel", id="run.cancel"),
         Binding("f", "cycle_filter", "Filter", id="view.filter_cycle"),
         Binding("slash", "search", "Search", id="view.search"),
+        # show=False keeps the footer (and its snapshots) as it was; F1 help and ctrl+p list it.
+        Binding("m", "open_metrics", "Metrics", id="view.metrics", show=False),
+        Binding("c", "open_calibrate", "Calibrate the judge", id="view.calibrate", show=False),
         Binding("escape", "clear_filter", "Clear filter", id="view.clear_filter", show=False),
     ]
 
@@ -387,6 +390,21 @@ class VetScreen(Screen[None]):
         record = self._record_for_row(event.data_table, event.row_key)
         if record is not None:
             self.app.push_screen(QuestionDetailScreen(record, len(self.state.questions)))
+
+    def action_open_metrics(self) -> None:
+        """The metrics screen over this run; it reads ``self.state`` afresh on every refresh."""
+        from quiztui.tui.screens.metrics import MetricsScreen  # lazy: loads plotext on first use
+
+        if isinstance(self.app.screen, MetricsScreen):
+            return
+        profiles = getattr(self.app, "profiles", ())
+        self.app.push_screen(MetricsScreen(self.quiz, lambda: self.state, profiles))
+
+    def action_open_calibrate(self) -> None:
+        """The Calibrate screen (one per app: its results stay when you come back)."""
+        open_calibrate = getattr(self.app, "open_calibrate", None)
+        if open_calibrate is not None:
+            open_calibrate()
 
     def action_open_detail(self) -> None:
         table = self.verdicts_table if self.verdicts_table.has_focus else self.questions_table
