@@ -19,6 +19,7 @@ from quiztui.core.bayes import JudgeAccuracy
 from quiztui.core.kscore import BADGE_SEVERITY, Badge
 from quiztui.errors import QuizFormatError, QuiztuiError
 from quiztui.locations import config_path, data_dir
+from quiztui.pipeline.events import UsageUpdated
 
 COMMANDS = ("vet", "config", "locate", "runs", "calibrate", "profiles", "panel")
 
@@ -145,6 +146,18 @@ class Progress:
         self.last_decile = -1
         self.last_line = ""
 
+    def usage(self, event: UsageUpdated, final: bool = False) -> None:
+        self.update(
+            event.judged,
+            event.unjudged,
+            event.total,
+            event.requests,
+            event.retries,
+            event.tokens_in,
+            event.tokens_out,
+            final=final,
+        )
+
     def update(
         self,
         judged: int,
@@ -251,20 +264,12 @@ def _make_run_factory(config: Config, quiz, store, resume: int | None):  # type:
 
 
 async def _headless(start_run, progress: Progress):  # type: ignore[no-untyped-def]
-    from quiztui.pipeline.events import RunFinished, UsageUpdated
+    from quiztui.pipeline.events import RunFinished
 
     summary = None
     async for event in start_run():
         if isinstance(event, UsageUpdated):
-            progress.update(
-                event.judged,
-                event.unjudged,
-                event.total,
-                event.requests,
-                event.retries,
-                event.tokens_in,
-                event.tokens_out,
-            )
+            progress.usage(event)
         elif isinstance(event, RunFinished):
             summary = event.summary
             progress.update(

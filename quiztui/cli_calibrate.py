@@ -199,16 +199,7 @@ async def _calibrate(config: Config, store: Any, request: Any) -> list[JudgeProf
             )
             progress = Progress(sys.stderr)
         elif isinstance(event, UsageUpdated):
-            progress.update(
-                event.judged,
-                event.unjudged,
-                event.total,
-                event.requests,
-                event.retries,
-                event.tokens_in,
-                event.tokens_out,
-                final=event.judged + event.unjudged == event.total,
-            )
+            progress.usage(event, final=event.judged + event.unjudged == event.total)
         elif isinstance(event, ProfileMeasured):
             profiles.append(event.profile)
     return profiles

@@ -14,7 +14,7 @@ import string
 from collections.abc import Sequence
 
 from quiztui.core.assertions import Assertion, assertion_text, batch_ids, sanitise
-from quiztui.core.verdicts import ParsedVerdict
+from quiztui.core.verdicts import ParsedVerdict, StreamingVerdictParser
 
 LETTERS = string.ascii_uppercase
 
@@ -87,40 +87,26 @@ def parse_choice_line(line: str, n: int) -> tuple[int, str] | None:
     return None
 
 
-class QuestionVerdictParser:
-    """Same interface as StreamingVerdictParser: a chosen option becomes one verdict per option.
+class QuestionVerdictParser(StreamingVerdictParser):
+    """The streaming parser's line handling; a chosen option becomes one verdict per option.
 
     ``ids`` are the batch ids in option order. The first line naming an option gives verdicts at
     once (so the UI fills while the model writes its reason); a later answer line overrides it.
     """
 
     def __init__(self, ids: Sequence[str]) -> None:
+        super().__init__(ids)
         self._ids = list(ids)
-        self._buffer = ""
-        self._offset = 0
-
-    def _verdicts(self, choice: int, reason: str) -> list[ParsedVerdict]:
-        said = f"chose {LETTERS[choice]}" + (f": {reason}" if reason else "")
-        return [ParsedVerdict(ident, i == choice, said) for i, ident in enumerate(self._ids)]
 
     def _parse(self, lines: list[str]) -> list[ParsedVerdict]:
         out: list[ParsedVerdict] = []
         for line in lines:
             found = parse_choice_line(line, len(self._ids))
             if found is not None:
-                out = self._verdicts(*found)
+                choice, reason = found
+                said = f"chose {LETTERS[choice]}" + (f": {reason}" if reason else "")
+                out = [ParsedVerdict(i, n == choice, said) for n, i in enumerate(self._ids)]
         return out
-
-    def feed(self, chunk: str) -> list[ParsedVerdict]:
-        self._buffer += chunk
-        if "\n" not in self._buffer:
-            return []
-        *lines, self._buffer = self._buffer.split("\n")
-        return self._parse(lines)
-
-    def close(self) -> list[ParsedVerdict]:
-        rest, self._buffer = self._buffer, ""
-        return self._parse([rest])
 
 
 def render_question_batch(
