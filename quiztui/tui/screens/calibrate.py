@@ -12,7 +12,6 @@ never parsed as markup.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,8 +48,9 @@ from quiztui.pipeline.calibrate import (
 from quiztui.pipeline.events import RunFinished, RunStarted, UsageUpdated
 from quiztui.tui.messages import JudgeProfileStored
 from quiztui.tui.screens.confirm import ConfirmQuitScreen
-from quiztui.tui.screens.vet import YIELD_EVERY, error_message
+from quiztui.tui.screens.vet import error_message
 from quiztui.tui.state import CANCELLED, FAILED, FINISHED, IDLE, RUNNING
+from quiztui.tui.streams import drain
 from quiztui.tui.widgets.cells import DASH, elapsed_text, one_line, printable
 
 MODES = ("assertion", "question")
@@ -404,23 +404,14 @@ class CalibrateScreen(Screen[None]):
     @work(exclusive=True, exit_on_error=False, group="calibrate")
     async def _calibrate(self, request: CalibrationRequest, token: int) -> None:
         assert self.start is not None
-        stream = self.start(request)
         progress = self.progress
-        try:
-            count = 0
-            async for event in stream:
-                if token != self._token:
-                    break
-                progress.apply(event)
-                if isinstance(event, ProfileMeasured):
-                    self.post_message(JudgeProfileStored(event.profile))
-                count += 1
-                if count % YIELD_EVERY == 0:
-                    await asyncio.sleep(0)
-        finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
+
+        def handle(event: object) -> None:
+            progress.apply(event)
+            if isinstance(event, ProfileMeasured):
+                self.post_message(JudgeProfileStored(event.profile))
+
+        await drain(self.start(request), handle, lambda: token == self._token)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one place a calibration's end (success, cancel, error) is handled."""

@@ -8,7 +8,6 @@ call per verdict would cost ~40 ms of rendering each and drown the event loop.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable
 from itertools import islice
 from typing import Any, ClassVar
@@ -37,6 +36,7 @@ from quiztui.tui.state import (
     QuestionRecord,
     RunState,
 )
+from quiztui.tui.streams import drain
 from quiztui.tui.widgets.cells import printable
 from quiztui.tui.widgets.header import RunHeader
 from quiztui.tui.widgets.stats import RunStats
@@ -46,7 +46,6 @@ BADGE_FILTERS = ("all", "poor", "questionable", "incomplete", "good", "pending")
 MAX_ROWS_PER_FLUSH = 500
 MAX_QUESTIONS_PER_FLUSH = 250  # question rows refreshed per flush (4 update_cell calls each)
 # Events between forced yields, so a producer that never awaits cannot freeze the UI.
-YIELD_EVERY = 64
 
 
 def error_message(error: BaseException | None) -> str:
@@ -168,26 +167,16 @@ class VetScreen(Screen[None]):
 
     @work(exclusive=True, exit_on_error=False, group="run")
     async def _run(self, token: int) -> None:
-        stream = self.start_run()
-        try:
-            count = 0
-            async for event in stream:
-                if token != self._run_token:
-                    break
-                self.state.apply(event)
-                if isinstance(event, RunStarted):
-                    self.query_one(RunHeader).set_run(
-                        judge_label=event.judge_label,
-                        simulated=event.simulated,
-                        calibration=event.calibration,
-                    )
-                count += 1
-                if count % YIELD_EVERY == 0:
-                    await asyncio.sleep(0)
-        finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
+        def handle(event: VetEvent) -> None:
+            self.state.apply(event)
+            if isinstance(event, RunStarted):
+                self.query_one(RunHeader).set_run(
+                    judge_label=event.judge_label,
+                    simulated=event.simulated,
+                    calibration=event.calibration,
+                )
+
+        await drain(self.start_run(), handle, lambda: token == self._run_token)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The single place where a run's end (success, cancel, error) is handled."""
