@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from quiztui import __version__, cli_calibrate
+from quiztui import __version__, cli_calibrate, cli_generate, cli_grade
 from quiztui.config import Config, load_config, write_default_config
 from quiztui.core.bayes import JudgeAccuracy
 from quiztui.core.kscore import BADGE_SEVERITY, Badge
@@ -21,7 +21,17 @@ from quiztui.errors import QuizFormatError, QuiztuiError
 from quiztui.locations import config_path, data_dir
 from quiztui.pipeline.events import UsageUpdated
 
-COMMANDS = ("vet", "config", "locate", "runs", "calibrate", "profiles", "panel")
+COMMANDS = (
+    "vet",
+    "config",
+    "locate",
+    "runs",
+    "calibrate",
+    "profiles",
+    "panel",
+    "grade",
+    "generate",
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -86,6 +96,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     cli_calibrate.add_parsers(sub, common, judge)
     cli_calibrate.add_panel_parser(sub, common, judge)
+    cli_grade.add_parser(sub, common, judge)
+    cli_generate.add_parser(sub, common, judge)
     return p
 
 
@@ -395,6 +407,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cli_calibrate.cmd_profiles(config, args)
         if args.command == "panel":
             return cli_calibrate.cmd_panel(config, args)
+        if args.command == "grade":
+            return cli_grade.cmd_grade(config, args)
+        if args.command == "generate":
+            return cli_generate.cmd_generate(config, args)
         return cmd_vet(config, args, tui=not args.no_tui)
     except QuizFormatError as exc:
         # Every problem on its own self-contained line: file, location, field, message.

@@ -213,6 +213,11 @@ def oracle_logprobs(
     (an assertion missing from ``truth`` counts as judged right), so P(true) carries the same
     signal over HTTP (fake server) as offline (simulated provider).
     """
+    from quiztui.core import grade_oracle  # imports this module
+
+    graded = grade_oracle.logprobs(prompt, reply, top_n)
+    if graded is not None:
+        return graded
     asked = parse_rendered_batch(prompt)
     verdicts: dict[int, tuple[bool, float]] = {}
     parser = StreamingVerdictParser(asked)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 
+from quiztui.core import generate_oracle, grade_oracle
 from quiztui.core.assertions import decompose, parse_rendered_batch
 from quiztui.core.question_mode import LETTERS, parse_rendered_question
 from quiztui.core.quiz import Quiz
@@ -52,8 +53,13 @@ def oracle_reply(
     """Reply to a judge prompt: ``A<n>: TRUE|FALSE - reason`` per line, skipping ``skip_ids``.
 
     Assertions absent from ``truth`` are answered FALSE with reason "unknown assertion". A
-    per-question prompt gets ``ANSWER: <letter>`` (see :func:`oracle_choice`).
+    per-question prompt gets ``ANSWER: <letter>`` (see :func:`oracle_choice`). Grading and
+    document prompts are answered by :mod:`grade_oracle` and :mod:`generate_oracle`.
     """
+    for special in (grade_oracle.reply, generate_oracle.reply):
+        text = special(prompt, seed)
+        if text is not None:
+            return text
     options = parse_rendered_question(prompt) if not parse_rendered_batch(prompt) else None
     if options is not None:
         choice = oracle_choice(options, truth, tpr=tpr, seed=seed)

@@ -520,6 +520,8 @@ class FakeOpenAI:
         """The reply text, and the ids a fault left out or garbled."""
         if fault == "refusal":
             return REFUSAL_TEXT, tuple(ids)
+        if fault == "malformed" and not ids:  # not a judge batch: a reply with nothing to parse
+            return "Hard to say; it depends on how you read it.\n", ()
         rng = random.Random(f"{self.fault_seed}:{index}")
         hit = rng.sample(ids, max(1, round(len(ids) / 3))) if ids else []
         hit.sort(key=ids.index)
