@@ -30,9 +30,15 @@ def probe_ollama(base_url: str = OLLAMA_URL, timeout: float = 0.4) -> str | None
 
 
 def simulated_provider(
-    config: Config, quiz: Quiz, truth: Mapping[str, bool] | None = None
+    config: Config, quiz: Quiz | None, truth: Mapping[str, bool] | None = None
 ) -> SimulatedProvider:
-    """``truth`` (assertion text → truth) overrides the quiz's truth file/key, e.g. gold labels."""
+    """``truth`` (assertion text → truth) overrides the quiz's truth file/key, e.g. gold labels.
+
+    Without a quiz (grading, document prompts) the judge has no truth table and answers those
+    prompts from their own oracles.
+    """
+    if truth is None and quiz is None:
+        truth = {}
     s = config.simulated
     return SimulatedProvider(
         truth_table(quiz) if truth is None else truth,
@@ -45,12 +51,14 @@ def simulated_provider(
         truth_source="gold labels"
         if truth is not None
         else "truth file"
-        if quiz.truth
+        if quiz is not None and quiz.truth
         else "the quiz key",
     )
 
 
-def build_provider(config: Config, quiz: Quiz, truth: Mapping[str, bool] | None = None) -> Provider:
+def build_provider(
+    config: Config, quiz: Quiz | None = None, truth: Mapping[str, bool] | None = None
+) -> Provider:
     judge = config.judge
     provider = judge.provider
     model = judge.model
