@@ -37,11 +37,11 @@ def simulated_provider(
     Without a quiz (grading, document prompts) the judge has no truth table and answers those
     prompts from their own oracles.
     """
-    if truth is None and quiz is None:
-        truth = {}
+    if truth is None:
+        truth = {} if quiz is None else truth_table(quiz)
     s = config.simulated
     return SimulatedProvider(
-        truth_table(quiz) if truth is None else truth,
+        truth,
         tpr=s.tpr,
         tnr=s.tnr,
         latency=s.latency,
