@@ -149,8 +149,16 @@ def exit_code(badges: Sequence[Badge], fail_on: str) -> int:
 class Progress:
     """One progress line on stderr: redrawn in place on a terminal, every 10 % otherwise."""
 
-    def __init__(self, stream: TextIO, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        stream: TextIO,
+        clock: Callable[[], float] = time.monotonic,
+        unit: str = "assertions",
+        missed: str = "unjudged",
+    ) -> None:
         self.stream = stream
+        self.unit = unit
+        self.missed = missed
         self.tty = stream.isatty()
         self.clock = clock
         self.start = clock()
@@ -185,7 +193,7 @@ class Progress:
         now = self.clock()
         frac = done / total if total else 1.0
         line = (
-            f"{done}/{total} assertions ({frac:.0%}) · unjudged {unjudged} · requests {requests}"
+            f"{done}/{total} {self.unit} ({frac:.0%}) · {self.missed} {unjudged} · requests {requests}"
             f" · retries {retries} · tokens {tokens_in}/{tokens_out} · {now - self.start:.1f}s"
         )
         if self.tty:

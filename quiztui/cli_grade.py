@@ -1,17 +1,309 @@
-"""``quiztui grade FILE`` and ``quiztui grade --benchmark DATASET``: grading candidate answers."""
+"""``quiztui grade``: grade candidate answers against references, or benchmark a grader.
+
+- ``quiztui grade FILE [--grader G]``: a CSV/JSONL/JSON answer file; progress on stderr, the
+  report (text, Markdown, JSON or CSV) on stdout or ``-o``; ``--tui`` opens the Grade screen.
+- ``quiztui grade --question Q --reference R --candidate C``: one answer, graded on the spot.
+- ``quiztui grade --benchmark msrpar|answers-students --grader G``: the grader against human
+  scores (calibration fitted on train, judged on test), beside the constant-mean baseline and the
+  seed's published figures; ``--tui`` shows it as a screen with the confusion matrix and a
+  scatter plot.
+
+Exit codes: 0 done (unscored items are reported, not failures), 2 bad input or configuration.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from quiztui.config import Config
+from quiztui.core.benchmark import CALIBRATIONS
+from quiztui.core.grading import GRADER_HELP, GRADERS, LLM_GRADERS, GradeItem
 from quiztui.errors import QuiztuiError
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser, judge: argparse.ArgumentParser) -> None:
-    sub.add_parser("grade", parents=[common, judge], help="grade candidate answers")
+    from quiztui.formats.benchmarks import DATASETS
+
+    g = sub.add_parser(
+        "grade",
+        parents=[common, judge],
+        help="grade candidate answers against references, or benchmark a grader",
+        description="Grade candidate answers against reference answers. Graders: "
+        + "; ".join(f"{k}: {v}" for k, v in GRADER_HELP.items()),
+    )
+    g.add_argument(
+        "file",
+        nargs="?",
+        type=Path,
+        help="answers: CSV/JSONL/JSON with question, reference, candidate[, human]",
+    )
+    g.add_argument("--grader", choices=GRADERS, help="default: [grade] grader (rubric10)")
+    g.add_argument("--benchmark", choices=tuple(DATASETS), help="score the grader against humans")
+    g.add_argument("--calibration", choices=CALIBRATIONS, help="benchmark: raw → 0-5 map")
+    g.add_argument("--limit", type=int, help="benchmark: a seeded sample of N items per split")
+    g.add_argument(
+        "--data", type=Path, help="benchmark data folder (default: ../shared/data/grading)"
+    )
+    g.add_argument("--question", help="grade one answer: the question")
+    g.add_argument("--reference", help="grade one answer: the reference answer")
+    g.add_argument("--candidate", help="grade one answer: the candidate answer")
+    g.add_argument("--format", choices=("text", "md", "json", "csv"), default="text")
+    g.add_argument("-o", "--output", type=Path, help="write the report to this file")
+    g.add_argument("--tui", action="store_true", help="open the Grade (or Benchmark) screen")
+
+
+def _items(args: argparse.Namespace) -> tuple[list[GradeItem], str | None]:
+    one = (args.reference, args.candidate)
+    if args.file is not None and any(v is not None for v in one):
+        raise QuiztuiError("grade: give a FILE or --reference/--candidate, not both")
+    if args.file is not None:
+        from quiztui.formats.answers import load_answers
+
+        return load_answers(args.file), str(args.file)
+    if args.reference is None or args.candidate is None:
+        raise QuiztuiError(
+            "grade: give an answer FILE, --benchmark DATASET, or --reference and --candidate"
+        )
+    return [GradeItem("answer", args.question or "", args.reference, args.candidate)], None
+
+
+def settings(config: Config, grader: str | None = None) -> Any:
+    from quiztui.pipeline.grade import GradeSettings
+
+    return GradeSettings(
+        grader=grader or config.grade.grader,
+        concurrency=config.judge.concurrency,
+        max_reasks=config.grade.max_reasks,
+        temperature=config.judge.temperature,
+        max_tokens=config.judge.max_tokens,
+        logprobs=config.judge.logprobs != "off",
+        stream=config.judge.stream,
+    )
+
+
+def provider_for(config: Config, grader: str) -> Any:
+    if grader not in LLM_GRADERS:
+        return None
+    from quiztui.providers.factory import build_provider
+
+    return build_provider(config)
+
+
+def benchmark_dir(config: Config, args: argparse.Namespace | None = None) -> Path | None:
+    if args is not None and args.data is not None:
+        return Path(args.data)
+    return Path(config.grade.data_dir).expanduser() if config.grade.data_dir else None
 
 
 def cmd_grade(config: Config, args: argparse.Namespace) -> int:
-    raise QuiztuiError("grade: not built yet")
+    from quiztui.store import Store
+
+    grader = args.grader or config.grade.grader
+    if args.limit is not None and args.limit < 1:
+        raise QuiztuiError("grade: --limit must be at least 1")
+    if args.benchmark:
+        from quiztui.formats.benchmarks import load_benchmark
+
+        bench = load_benchmark(args.benchmark, benchmark_dir(config, args), limit=args.limit)
+        calibration = args.calibration or config.grade.calibration
+        if args.tui:
+            return _tui(config, benchmark=(bench, grader, calibration))
+        return asyncio.run(_benchmark(config, bench, grader, calibration, args))
+    items, source = _items(args)
+    if args.tui:
+        return _tui(config, items=(items, source, grader))
+    with Store(config.db_path()) as store:
+        return asyncio.run(_grade(config, store, items, source, grader, args))
+
+
+async def grade_events(
+    config: Config, store: Any, items: list[GradeItem], source: str | None, grader: str
+) -> AsyncIterator[Any]:
+    """One grade run's events; shared by the CLI and the TUI's Grade screen."""
+    from quiztui.pipeline.grade import GradeRun
+
+    provider = provider_for(config, grader)
+    try:
+        run = GradeRun(
+            items, settings(config, grader), provider=provider, store=store, source=source
+        )
+        async for event in run.events():
+            yield event
+    finally:
+        if provider is not None:
+            await provider.aclose()
+
+
+async def benchmark_events(
+    config: Config, store: Any, bench: Any, grader: str, calibration: str
+) -> AsyncIterator[Any]:
+    from quiztui.pipeline.grade import BenchmarkRun
+
+    provider = provider_for(config, grader)
+    try:
+        run = BenchmarkRun(
+            bench, settings(config, grader), calibration=calibration, provider=provider, store=store
+        )
+        async for event in run.events():
+            yield event
+    finally:
+        if provider is not None:
+            await provider.aclose()
+
+
+async def _grade(
+    config: Config,
+    store: Any,
+    items: list[GradeItem],
+    source: str | None,
+    grader: str,
+    args: argparse.Namespace,
+) -> int:
+    from quiztui.cli import Progress
+    from quiztui.pipeline.grade import GradeFinished, GradeStarted, ItemGraded
+    from quiztui.report import grades as report
+
+    progress = Progress(sys.stderr, unit="answers", missed="unscored")
+    rows: list[tuple[GradeItem, Any]] = []
+    label = ""
+    summary = None
+    unscored = requests = tokens_in = tokens_out = 0
+    async for event in grade_events(config, store, items, source, grader):
+        if isinstance(event, GradeStarted):
+            label = event.judge_label
+            print(f"grading {event.items} answers with {grader} · {label}", file=sys.stderr)
+        elif isinstance(event, ItemGraded):
+            rows.append((event.item, event.outcome))
+            o = event.outcome
+            unscored += not o.scored
+            requests += o.attempts if grader in LLM_GRADERS else 0
+            tokens_in += o.tokens_in
+            tokens_out += o.tokens_out
+            progress.update(
+                len(rows) - unscored, unscored, len(items), requests, 0, tokens_in, tokens_out
+            )
+        elif isinstance(event, GradeFinished):
+            summary = event.summary
+            progress.update(
+                summary.scored,
+                summary.unscored,
+                summary.total,
+                summary.requests,
+                summary.retries,
+                summary.tokens_in,
+                summary.tokens_out,
+                final=True,
+            )
+    order = {item.id: i for i, item in enumerate(items)}
+    rows.sort(key=lambda r: order[r[0].id])
+    if args.format == "json":
+        text = report.grades_json(rows, summary, label)
+    elif args.format == "csv":
+        text = report.grades_csv(rows)
+    elif args.format == "md":
+        text = report.grades_markdown(rows, summary, label)
+    else:
+        text = _grades_text(rows, summary)
+    _write(text, args.output)
+    return 0
+
+
+def _grades_text(rows: list[tuple[GradeItem, Any]], summary: Any) -> str:
+    from quiztui.cli_calibrate import text_table
+    from quiztui.report.grades import fact_text, summary_lines
+
+    table = [
+        {
+            "id": item.id,
+            "score": "—" if o.raw is None else f"{o.raw:.3g}",
+            "label": o.label,
+            "candidate": _clip(item.candidate, 40),
+            "reasoning": _clip(o.reasoning if o.scored else f"UNSCORED: {o.unscored}", 70),
+        }
+        for item, o in rows
+    ]
+    out = text_table(table)
+    for item, o in rows:
+        if o.facts:
+            out += f"\n{item.id} facts ({o.label}):\n" + "".join(
+                f"  {fact_text(f)}\n" for f in o.facts
+            )
+    if summary is not None:
+        out += "\n" + "\n".join(summary_lines(summary)) + "\n"
+    return out
+
+
+def _clip(text: str, n: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= n else flat[: n - 1] + "…"
+
+
+async def _benchmark(
+    config: Config, bench: Any, grader: str, calibration: str, args: argparse.Namespace
+) -> int:
+    from quiztui.cli import Progress
+    from quiztui.pipeline.grade import BenchmarkScored, GradeFinished, GradeStarted, ItemGraded
+    from quiztui.report import grades as report
+    from quiztui.store import Store
+
+    total = len(bench.train) + len(bench.test)
+    progress = Progress(sys.stderr, unit="pairs", missed="unscored")
+    done = unscored = 0
+    label = ""
+    with Store(config.db_path()) as store:
+        async for event in benchmark_events(config, store, bench, grader, calibration):
+            if isinstance(event, GradeStarted):
+                label = event.judge_label
+                print(
+                    f"benchmark {bench.name}: {len(bench.train)} train + {len(bench.test)} test"
+                    f" pairs · {grader} · {label}",
+                    file=sys.stderr,
+                )
+            elif isinstance(event, ItemGraded):
+                done += 1
+                unscored += not event.outcome.scored
+                progress.update(done - unscored, unscored, total, 0, 0, 0, 0)
+            elif isinstance(event, GradeFinished):
+                s = event.summary
+                progress.update(
+                    s.scored,
+                    s.unscored,
+                    s.total,
+                    s.requests,
+                    s.retries,
+                    s.tokens_in,
+                    s.tokens_out,
+                    final=True,
+                )
+            elif isinstance(event, BenchmarkScored):
+                result = event.result
+    if args.format == "json":
+        text = report.benchmark_json(result, label)
+    elif args.format == "md":
+        text = report.benchmark_markdown(result, label)
+    elif args.format == "csv":
+        raise QuiztuiError("grade --benchmark: --format csv is not available (text, md or json)")
+    else:
+        text = report.benchmark_text(result, label)
+    _write(text, args.output)
+    return 0
+
+
+def _write(text: str, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise QuiztuiError(f"{output}: cannot write the report: {exc.strerror or exc}") from None
+    print(f"report written to {output}", file=sys.stderr)
+
+
+def _tui(config: Config, **what: Any) -> int:
+    raise QuiztuiError("grade --tui: the Grade screen is not built yet")

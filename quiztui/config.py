@@ -67,6 +67,23 @@ class VetConfig(_Section):
     )
 
 
+class GradeConfig(_Section):
+    grader: Literal["rubric10", "pass3", "facts", "lexical", "embedding"] = Field(
+        "rubric10",
+        description="rubric10 (1-10, seed 001), pass3 (2/1/0, seed 003), facts (seed 003),"
+        " lexical (offline EM/F1), embedding (offline MiniLM cosine; needs the embed extra)",
+    )
+    max_reasks: int = Field(
+        1, ge=0, le=5, description="times an unparseable grading reply is asked again"
+    )
+    calibration: Literal["isotonic", "linear"] = Field(
+        "isotonic", description="benchmark: monotone map from raw scores to 0-5, fitted on train"
+    )
+    data_dir: str = Field(
+        "", description="benchmark data folder (empty: ../shared/data/grading beside the repo)"
+    )
+
+
 class SimulatedConfig(_Section):
     tpr: float = Field(0.95, ge=0.0, le=1.0, description="P(says true | assertion true)")
     tnr: float = Field(0.95, ge=0.0, le=1.0, description="P(says false | assertion false)")
@@ -98,6 +115,7 @@ class UIConfig(_Section):
 class Config(_Section):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)  # type: ignore[arg-type]
     vet: VetConfig = Field(default_factory=VetConfig)  # type: ignore[arg-type]
+    grade: GradeConfig = Field(default_factory=GradeConfig)  # type: ignore[arg-type]
     simulated: SimulatedConfig = Field(default_factory=SimulatedConfig)  # type: ignore[arg-type]
     cost: CostConfig = Field(default_factory=CostConfig)  # type: ignore[arg-type]
     store: StoreConfig = Field(default_factory=StoreConfig)  # type: ignore[arg-type]

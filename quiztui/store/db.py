@@ -118,11 +118,52 @@ CREATE TABLE profiles (
 CREATE INDEX profiles_judge ON profiles(provider, model, prompt_hash, batch_size, mode)
 """
 
+# v4: grade runs (candidate answers graded against references; benchmarks) and their outcomes.
+SCHEMA_V4_GRADES = """
+CREATE TABLE grade_runs (
+    id INTEGER PRIMARY KEY,
+    created_at REAL NOT NULL,
+    finished_at REAL,
+    status TEXT NOT NULL,
+    source TEXT,
+    grader TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    judge_label TEXT NOT NULL,
+    simulated INTEGER NOT NULL,
+    prompt_hash TEXT NOT NULL,
+    params_json TEXT NOT NULL,
+    summary_json TEXT,
+    benchmark_json TEXT
+);
+CREATE TABLE grades (
+    run_id INTEGER NOT NULL REFERENCES grade_runs(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    split TEXT NOT NULL DEFAULT '',
+    item_id TEXT NOT NULL,
+    question TEXT NOT NULL,
+    reference TEXT NOT NULL,
+    candidate TEXT NOT NULL,
+    human REAL,
+    raw REAL,
+    label TEXT NOT NULL,
+    reasoning TEXT NOT NULL,
+    unscored TEXT,
+    facts_json TEXT,
+    reply TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    tokens_in INTEGER NOT NULL,
+    tokens_out INTEGER NOT NULL,
+    PRIMARY KEY (run_id, split, seq)
+)
+"""
+
 # Migration n brings the schema from version n to n + 1 (PRAGMA user_version).
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
     SCHEMA_V2_PROFILES,
     "ALTER TABLE cache ADD COLUMN p_true REAL",  # v3: P(true) from logprobs, cached with the verdict
+    SCHEMA_V4_GRADES,
 ]
 
 

@@ -16,6 +16,7 @@ from quiztui.core.quiz import Quiz
 from quiztui.errors import StoreError
 from quiztui.store.cache import VerdictCache
 from quiztui.store.db import connect
+from quiztui.store.grades import GradeStore
 from quiztui.store.profiles import ProfileStore
 
 
@@ -59,6 +60,7 @@ class Store:
         self.conn = connect(self.path)
         self.cache = VerdictCache(self.conn)
         self.profiles = ProfileStore(self.conn)
+        self.grades = GradeStore(self.conn)
 
     def close(self) -> None:
         self.conn.close()

@@ -1,0 +1,211 @@
+"""Answer files to grade: CSV, JSON Lines or a JSON array of (question, reference, candidate).
+
+Columns / keys (case-insensitive; the first name found wins):
+
+- question: ``question``, ``query``, ``prompt`` (may be empty: sentence-pair data has none);
+- reference: ``reference``, ``answer``, ``reference_answer``, ``ground_truth``,
+  ``golden_answer``, ``correct``; a JSON list gives the reference and its aliases (NQ-style);
+- candidate: ``candidate``, ``candidate_answer``, ``response``, ``generated_answer``,
+  ``prediction``;
+- human score (optional): ``human``, ``human_score``, ``score``, ``gold``;
+- aliases (optional): ``aliases`` (JSON list, or ``|``-separated in CSV);
+- id (optional): ``id``.
+
+``quiztui generate`` output (``question``/``answer``/``candidate``) reads as it is. Every problem
+names the file, the line (CSV, JSONL) or item (JSON array) and the field.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from quiztui.core.grading import GradeItem
+from quiztui.errors import QuizFormatError, QuizProblem
+from quiztui.formats._source import json_problem, read_text, type_name
+
+QUESTION = ("question", "query", "prompt")
+REFERENCE = ("reference", "answer", "reference_answer", "ground_truth", "golden_answer", "correct")
+CANDIDATE = ("candidate", "candidate_answer", "response", "generated_answer", "prediction")
+HUMAN = ("human", "human_score", "score", "gold")
+
+
+def load_answers(path: str | Path) -> list[GradeItem]:
+    shown = str(path)
+    path = Path(path)
+    text = read_text(path, shown)
+    suffix = path.suffix.lower()
+    if suffix == ".csv" or suffix == ".tsv":
+        return _from_csv(text, shown, "\t" if suffix == ".tsv" else None)
+    if suffix in (".jsonl", ".json", ".ndjson"):
+        return _from_json(text, shown)
+    raise QuizFormatError(
+        shown,
+        [
+            QuizProblem(
+                shown, f"unknown answer file type {suffix!r} (expected .csv, .tsv, .jsonl or .json)"
+            )
+        ],
+    )
+
+
+class _Collector:
+    def __init__(self, shown: str) -> None:
+        self.shown = shown
+        self.problems: list[QuizProblem] = []
+        self.items: list[GradeItem] = []
+
+    def problem(self, message: str, **where: Any) -> None:
+        self.problems.append(QuizProblem(self.shown, message, **where))
+
+    def add(self, row: dict[str, Any], where: dict[str, int], number: int) -> None:
+        """One record; ``where`` is {"line": n} or {"item": n}."""
+        keys = {str(k).strip().casefold(): k for k in row}
+
+        def pick(names: tuple[str, ...]) -> tuple[str | None, Any]:
+            for name in names:
+                if name in keys:
+                    return name, row[keys[name]]
+            return None, None
+
+        before = len(self.problems)
+        _, question = pick(QUESTION)
+        ref_name, reference = pick(REFERENCE)
+        cand_name, candidate = pick(CANDIDATE)
+        human_name, human = pick(HUMAN)
+        aliases: list[str] = []
+        if question is None:
+            question = ""
+        elif not isinstance(question, str):
+            self.problem(f"must be a string (got {type_name(question)})", field="question", **where)
+        if ref_name is None:
+            self.problem(f"missing (one of {', '.join(REFERENCE)})", field="reference", **where)
+        elif (
+            isinstance(reference, list) and reference and all(isinstance(r, str) for r in reference)
+        ):
+            reference, aliases = reference[0], list(reference[1:])
+        elif not isinstance(reference, str) or not reference.strip():
+            self.problem("must be a non-empty string", field=ref_name, **where)
+        if cand_name is None:
+            self.problem(
+                f"missing (one of {', '.join(CANDIDATE)}; `quiztui generate --candidates` writes one)",
+                field="candidate",
+                **where,
+            )
+        elif not isinstance(candidate, str):
+            self.problem(f"must be a string (got {type_name(candidate)})", field=cand_name, **where)
+        extra = row.get(keys["aliases"]) if "aliases" in keys else None
+        if isinstance(extra, list) and all(isinstance(a, str) for a in extra):
+            aliases += extra
+        elif isinstance(extra, str) and extra.strip():
+            aliases += [a.strip() for a in extra.split("|") if a.strip()]
+        elif extra not in (None, ""):
+            self.problem(
+                "must be a list of strings or '|'-separated text", field="aliases", **where
+            )
+        score: float | None = None
+        if human_name is not None and human not in (None, ""):
+            try:
+                score = float(human)
+                if not math.isfinite(score):
+                    raise ValueError
+            except (TypeError, ValueError):
+                self.problem(
+                    f"must be a number (got {str(human)[:20]!r})", field=human_name, **where
+                )
+        if len(self.problems) > before:
+            return
+        ident = row.get(keys["id"]) if "id" in keys else None
+        self.items.append(
+            GradeItem(
+                id=str(ident) if ident not in (None, "") else f"g{number}",
+                question=str(question),
+                reference=str(reference),
+                candidate=str(candidate),
+                human=score,
+                aliases=tuple(aliases),
+                source_line=where.get("line", where.get("item")),
+            )
+        )
+
+    def result(self) -> list[GradeItem]:
+        if self.problems:
+            raise QuizFormatError(self.shown, self.problems)
+        if not self.items:
+            raise QuizFormatError(self.shown, [QuizProblem(self.shown, "no answers to grade")])
+        seen: dict[str, int] = {}
+        for item in self.items:
+            if item.id in seen:
+                raise QuizFormatError(
+                    self.shown,
+                    [
+                        QuizProblem(
+                            self.shown,
+                            f"id {item.id!r} appears twice",
+                            field="id",
+                            line=item.source_line,
+                        )
+                    ],
+                )
+            seen[item.id] = 1
+        return self.items
+
+
+def _from_csv(text: str, shown: str, delimiter: str | None) -> list[GradeItem]:
+    out = _Collector(shown)
+    if not text.strip():
+        out.problem("file is empty")
+        return out.result()
+    first = text.split("\n", 1)[0]
+    delim = delimiter or next((d for d in ",;\t" if d in first), ",")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim)
+    try:
+        header = [h.strip() for h in next(reader)]
+        line = reader.line_num
+        for number, row in enumerate(reader, start=1):
+            start = line + 1
+            line = reader.line_num
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) > len(header):
+                out.problem(f"{len(row)} cells but the header has {len(header)}", line=start)
+                continue
+            out.add(dict(zip(header, row, strict=False)), {"line": start}, number)
+    except csv.Error as exc:
+        out.problem(f"invalid CSV: {exc}", line=reader.line_num)
+    return out.result()
+
+
+def _from_json(text: str, shown: str) -> list[GradeItem]:
+    out = _Collector(shown)
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise QuizFormatError(shown, [json_problem(shown, exc)]) from None
+        for number, obj in enumerate(data, start=1):
+            if not isinstance(obj, dict):
+                out.problem(f"expected an object (got {type_name(obj)})", item=number)
+                continue
+            out.add(obj, {"item": number}, number)
+        return out.result()
+    number = 0
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        number += 1
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            out.problem(f"invalid JSON: {exc.msg}", line=lineno, column=exc.colno)
+            continue
+        if not isinstance(obj, dict):
+            out.problem(f"expected an object (got {type_name(obj)})", line=lineno)
+            continue
+        out.add(obj, {"line": lineno}, number)
+    return out.result()
