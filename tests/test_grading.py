@@ -472,3 +472,16 @@ def test_cli_benchmark_with_an_llm_grader_over_the_simulated_judge(
     body = json.loads(capsys.readouterr().out)
     assert body["train_n"] == 60 and body["test"]["n"] == 60
     assert body["calibration"].startswith("isotonic")
+
+
+def test_every_shipped_prompt_splits_at_its_marker_lines() -> None:
+    """The comment at the top names the markers; only marker *lines* split the file."""
+    from quiztui.pipeline.prompts import REPO_PROMPTS, load_prompt, parse_prompt
+
+    for path in sorted(REPO_PROMPTS.glob("*.md")):
+        p = load_prompt(path.stem)
+        for part in (p.system, p.user):
+            assert "===" not in part and "<!--" not in part and "-->" not in part, path.name
+        assert p.system and p.user.strip(), path.name
+    p = parse_prompt('<!-- "=== USER ===" here is a comment -->\n=== SYSTEM ===\nS\n=== USER ===\nU')
+    assert (p.system, p.user) == ("S", "U\n")

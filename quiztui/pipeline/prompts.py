@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,12 +24,24 @@ class PromptTemplate:
         return hashlib.sha256(f"{self.system}\x00{self.user}".encode()).hexdigest()[:16]
 
 
+_COMMENT = re.compile(r"\A\s*<!--.*?-->", re.S)
+_SYSTEM = re.compile(r"^=== SYSTEM ===[ \t]*$", re.M)
+_USER = re.compile(r"^=== USER ===[ \t]*$", re.M)
+
+
 def parse_prompt(text: str, name: str = "prompt", path: str = "") -> PromptTemplate:
-    """Split a prompt file at ``=== SYSTEM ===`` / ``=== USER ===``; text before them is a comment."""
-    if "=== USER ===" not in text:
-        raise ConfigError(f"{path or name}: prompt file has no '=== USER ===' section")
-    head, user = text.split("=== USER ===", 1)
-    system = head.split("=== SYSTEM ===", 1)[1] if "=== SYSTEM ===" in head else ""
+    """Split a prompt file at the ``=== SYSTEM ===`` / ``=== USER ===`` lines.
+
+    A leading ``<!-- … -->`` comment and any text before the markers are not sent. The markers
+    count only on lines of their own, so a comment may name them.
+    """
+    body = _COMMENT.sub("", text, count=1)
+    user_at = _USER.search(body)
+    if user_at is None:
+        raise ConfigError(f"{path or name}: prompt file has no '=== USER ===' line")
+    head, user = body[: user_at.start()], body[user_at.end() :]
+    system_at = _SYSTEM.search(head)
+    system = head[system_at.end() :] if system_at else ""
     return PromptTemplate(name, system.strip(), user.strip() + "\n", path)
 
 

@@ -37,8 +37,12 @@ def simulated_provider(
     Without a quiz (grading, document prompts) the judge has no truth table and answers those
     prompts from their own oracles.
     """
-    if truth is None:
-        truth = {} if quiz is None else truth_table(quiz)
+    if truth is not None:
+        source = "gold labels"
+    elif quiz is None:
+        source, truth = "its own oracles", {}
+    else:
+        source, truth = ("truth file" if quiz.truth else "the quiz key"), truth_table(quiz)
     s = config.simulated
     return SimulatedProvider(
         truth,
@@ -48,11 +52,7 @@ def simulated_provider(
         line_delay=s.line_delay,
         seed=s.seed,
         concurrency=config.judge.concurrency,
-        truth_source="gold labels"
-        if truth is not None
-        else "truth file"
-        if quiz is not None and quiz.truth
-        else "the quiz key",
+        truth_source=source,
     )
 
 
