@@ -1,17 +1,287 @@
-"""``quiztui generate DOC --subject S``: question–answer pairs from a document (seed 001)."""
+"""``quiztui generate DOC --subject S``: question–answer pairs from a document (seed 001).
+
+Progress and the summary go to stderr; the path of the file written goes to stdout. Exit codes:
+0 every chunk (and every asked-for stage) succeeded; 1 the file was written but some chunks or
+stage items failed (each named on stderr); 2 bad input or config, or no pair at all.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
 
 from quiztui.config import Config
 from quiztui.errors import QuiztuiError
 
+DEFAULT_BATCH = 20
+_LIST_LIMIT = 20  # fuzzy/flagged contexts listed in the summary
+
 
 def add_parser(sub: Any, common: argparse.ArgumentParser, judge: argparse.ArgumentParser) -> None:
-    sub.add_parser("generate", parents=[common, judge], help="question-answer pairs from a document")
+    p = sub.add_parser(
+        "generate",
+        parents=[common, judge],
+        help="question-answer pairs from a document",
+        description="Generate question-answer pairs from a PDF or text/Markdown document with the "
+        "judge model (seed 001 prompts), check every Context against the document, and write a "
+        "JSON file that `quiztui grade` reads (and `quiztui vet` too, with --distractors). "
+        "--batch-size sets the pairs per rephrase/candidates/distractors request (default 20), "
+        "--concurrency the requests in flight.",
+        epilog="Exit codes: 0 all chunks and stages succeeded; 1 the file was written but some "
+        "chunks or stage items failed (named on stderr); 2 bad input or config, or no pairs.",
+    )
+    p.add_argument("document", type=Path, help="a PDF, or a text/Markdown file")
+    p.add_argument("--subject", required=True, help='the subject matter, e.g. "organic chemistry"')
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        help="output JSON file (default: DOC stem + .qa.json beside it)",
+    )
+    p.add_argument("--rephrase", action="store_true", help="also rephrase every pair")
+    p.add_argument(
+        "--candidates",
+        action="store_true",
+        help='also ask for sample candidate answers ("I don\'t know" allowed)',
+    )
+    p.add_argument(
+        "--distractors",
+        action="store_true",
+        help="also ask for 3 wrong options per answer: multiple-choice items `vet` can read",
+    )
+    p.add_argument(
+        "--chunk-chars",
+        type=int,
+        default=6000,
+        metavar="N",
+        help="characters of the document per request (default 6000)",
+    )
+    p.add_argument(
+        "--min-ratio",
+        type=float,
+        default=0.9,
+        metavar="R",
+        help="similarity at which a Context that is not verbatim still counts as located"
+        " (default 0.9); below it the Context is flagged",
+    )
+
+
+def default_output(document: Path) -> Path:
+    return document.with_name(f"{document.stem}.qa.json")
+
+
+class _Progress:
+    """Chunk progress on stderr: redrawn in place on a terminal, every 10 % otherwise."""
+
+    def __init__(self, stream: TextIO, chunks: int) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.chunks = chunks
+        self.done = self.failed = self.pairs = self.retries = 0
+        self.last_decile = -1
+        self.start = time.monotonic()
+
+    def chunk(self, pairs: int = 0, failed: bool = False) -> None:
+        self.done += 1
+        self.pairs += pairs
+        self.failed += failed
+        frac = self.done / self.chunks if self.chunks else 1.0
+        line = (
+            f"chunks {self.done}/{self.chunks} ({frac:.0%}) · pairs {self.pairs}"
+            f" · failed {self.failed} · retries {self.retries}"
+            f" · {time.monotonic() - self.start:.1f}s"
+        )
+        if self.tty:
+            end = "\n" if self.done == self.chunks else ""
+            self.stream.write(f"\r{line}\x1b[K{end}")
+        elif int(frac * 10) > self.last_decile:
+            self.last_decile = int(frac * 10)
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def note(self, text: str) -> None:
+        self.stream.write(("\r\x1b[K" if self.tty else "") + text + "\n")
+        self.stream.flush()
+
+
+async def _run(run: Any, provider: Any, err: TextIO) -> Any:
+    from quiztui.pipeline.generate import (
+        ChunkFailed,
+        ChunkGenerated,
+        GenerateFailed,
+        GenerateFinished,
+        GenerateStarted,
+        RequestRetried,
+    )
+
+    progress: _Progress | None = None
+    summary = None
+    try:
+        async for event in run.events():
+            if isinstance(event, GenerateStarted):
+                pages = f"{event.pages} pages, " if event.pages else ""
+                print(
+                    f"quiztui: {event.document}: {pages}{event.chars} characters"
+                    f" in {event.chunks} chunk{'s' if event.chunks != 1 else ''}",
+                    file=err,
+                )
+                progress = _Progress(err, event.chunks)
+            elif isinstance(event, ChunkGenerated) and progress is not None:
+                progress.chunk(event.pairs)
+            elif isinstance(event, ChunkFailed) and progress is not None:
+                progress.note(f"quiztui: {_chunk_label(event)} failed: {event.reason}")
+                progress.chunk(failed=True)
+            elif isinstance(event, RequestRetried) and progress is not None:
+                progress.retries += 1
+            elif isinstance(event, GenerateFailed):
+                raise QuiztuiError(f"generate: {event.reason}")
+            elif isinstance(event, GenerateFinished):
+                summary = event.summary
+    finally:
+        await provider.aclose()
+    return summary
+
+
+def _chunk_label(failed: Any) -> str:
+    where = f"chars {failed.start}-{failed.end}"
+    if failed.pages is not None:
+        first, last = failed.pages
+        where = (f"page {first}" if first == last else f"pages {first}-{last}") + f", {where}"
+    return f"chunk {failed.chunk_no} ({where})"
+
+
+def _quote(text: str, limit: int = 70) -> str:
+    flat = " ".join(text.split())
+    return json.dumps(flat if len(flat) <= limit else flat[: limit - 1] + "…", ensure_ascii=False)
+
+
+def _where(location: Any) -> str:
+    if location.offset is None:
+        return "nothing similar in the document"
+    page = f"page {location.page} " if location.page is not None else ""
+    return f"{page}line {location.line}"
+
+
+def _report(summary: Any, err: TextIO) -> None:
+    def say(text: str) -> None:
+        print(f"quiztui: {text}", file=err)
+
+    extras = []
+    if summary.none_skipped:
+        extras.append(f'{summary.none_skipped} "None" skipped')
+    if summary.duplicates:
+        extras.append(f"{summary.duplicates} duplicate{'s' if summary.duplicates > 1 else ''}")
+    if summary.incomplete:
+        extras.append(f"{summary.incomplete} incomplete")
+    extra = f" ({', '.join(extras)})" if extras else ""
+    chunks = f"{summary.chunks} chunk{'s' if summary.chunks != 1 else ''}"
+    say(f"{len(summary.pairs)} pairs from {chunks} of {summary.document}{extra}")
+    say(
+        f"contexts: {summary.count('exact')} exact, {summary.count('fuzzy')} fuzzy"
+        f" (ratio >= {summary.min_ratio:g}), {summary.count('flagged')} flagged"
+    )
+    for status in ("fuzzy", "flagged"):
+        listed = [p for p in summary.pairs if p.location.status == status]
+        for pair in listed[:_LIST_LIMIT]:
+            loc = pair.location
+            nearest = (
+                f"; nearest: {_quote(loc.matched)}" if status == "flagged" and loc.matched else ""
+            )
+            say(
+                f"  {status} pair {pair.number}: ratio {loc.ratio:.3f}, {_where(loc)}:"
+                f" {_quote(pair.context)}{nearest}"
+            )
+        if len(listed) > _LIST_LIMIT:
+            say(f"  … and {len(listed) - _LIST_LIMIT} more {status}")
+    for failed in summary.failed_chunks:
+        say(f"failed {_chunk_label(failed)}: {failed.reason}")
+    for stage in summary.stages:
+        extra = ""
+        if stage.stage == "candidates":
+            extra = f' ({summary.dont_know} "I don\'t know")'
+        say(f"{stage.stage}: {stage.done} done{extra}, {stage.failed} failed")
+        for reason in stage.reasons:
+            say(f"  {stage.stage} {reason}")
+    say(
+        f"requests {summary.requests} · retries {summary.retries}"
+        f" · tokens {summary.tokens_in}/{summary.tokens_out} · {summary.elapsed:.1f}s"
+    )
 
 
 def cmd_generate(config: Config, args: argparse.Namespace) -> int:
-    raise QuiztuiError("generate: not built yet")
+    from quiztui.formats.document import read_document
+    from quiztui.locations import config_dir
+    from quiztui.pipeline.generate import PROMPT_NAMES, GenerateRun, GenerateSettings, pair_item
+    from quiztui.pipeline.prompts import load_prompt
+    from quiztui.providers.factory import build_provider
+
+    subject = " ".join(args.subject.split())
+    if not subject:
+        raise QuiztuiError("generate: --subject must not be empty")
+    if args.chunk_chars < 200:
+        raise QuiztuiError(f"generate: --chunk-chars must be at least 200 (got {args.chunk_chars})")
+    if not 0.0 < args.min_ratio <= 1.0:
+        raise QuiztuiError(f"generate: --min-ratio must be in (0, 1] (got {args.min_ratio:g})")
+    if args.batch_size is not None and args.batch_size < 1:
+        raise QuiztuiError(f"generate: --batch-size must be at least 1 (got {args.batch_size})")
+    output: Path = args.output or default_output(args.document)
+    if output.resolve() == args.document.resolve():
+        raise QuiztuiError(f"generate: the output {output} would overwrite the document")
+    document = read_document(args.document)
+    settings = GenerateSettings(
+        subject=subject,
+        chunk_chars=args.chunk_chars,
+        min_ratio=args.min_ratio,
+        rephrase=args.rephrase,
+        candidates=args.candidates,
+        distractors=args.distractors,
+        concurrency=config.judge.concurrency,
+        batch_size=args.batch_size or DEFAULT_BATCH,
+        temperature=config.judge.temperature,
+        max_tokens=config.judge.max_tokens,
+    )
+    stages = [s for s in ("rephrase", "candidates", "distractors") if getattr(args, s)]
+    prompts = {
+        key: load_prompt(PROMPT_NAMES[key], config_dir() / "prompts") for key in ("qa", *stages)
+    }
+    provider = build_provider(config)
+    if provider.simulated:
+        print(
+            "quiztui: generating with the SIMULATED model (deterministic offline replies,"
+            " not a real model; set a model with --model/--base-url)",
+            file=sys.stderr,
+        )
+    run = GenerateRun(document, provider, prompts, settings)
+    try:
+        summary = asyncio.run(_run(run, provider, sys.stderr))
+    except KeyboardInterrupt:
+        print("\nquiztui: generate interrupted; nothing written", file=sys.stderr)
+        return 130
+    if summary is None:  # pragma: no cover - the run always finishes or raises
+        raise QuiztuiError("generate: the run ended without a summary")
+    _report(summary, sys.stderr)
+    if not summary.pairs:
+        reason = "every chunk failed" if summary.failed_chunks else "the model found no questions"
+        raise QuiztuiError(
+            f"generate: {args.document}: no pairs generated ({reason}); nothing written"
+        )
+    items = [pair_item(pair, subject) for pair in summary.pairs]
+    try:
+        output.write_text(json.dumps(items, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise QuiztuiError(f"{output}: cannot write: {exc.strerror or exc}") from None
+    print(f"quiztui: wrote {len(items)} pairs to {output}", file=sys.stderr)
+    if not args.distractors:
+        print(
+            "quiztui: note: these are short-answer pairs: `quiztui grade` reads them; "
+            "to check them with `quiztui vet`, generate with --distractors (multiple choice)",
+            file=sys.stderr,
+        )
+    print(output)
+    incomplete = summary.failed_chunks or any(s.failed for s in summary.stages)
+    return 1 if incomplete else 0
