@@ -306,4 +306,45 @@ def _write(text: str, output: Path | None) -> None:
 
 
 def _tui(config: Config, **what: Any) -> int:
-    raise QuiztuiError("grade --tui: the Grade screen is not built yet")
+    """The Grade screen (``items=(items, source, grader)``) or the Benchmark screen
+    (``benchmark=(bench, grader, calibration)``), over the same event streams as the CLI."""
+    from quiztui.store import Store
+    from quiztui.tui.grade_app import GradeApp
+    from quiztui.tui.screens.benchmark import BenchmarkScreen
+    from quiztui.tui.screens.grade import GradeScreen
+
+    with Store(config.db_path()) as store:
+        home: GradeScreen | BenchmarkScreen
+        if "benchmark" in what:
+            bench, grader, calibration = what["benchmark"]
+
+            def start_benchmark() -> AsyncIterator[Any]:
+                return benchmark_events(config, store, bench, grader, calibration)
+
+            home = BenchmarkScreen(
+                start_benchmark,
+                dataset=bench.name,
+                grader=grader,
+                calibration=calibration,
+                train=len(bench.train),
+                test=len(bench.test),
+                flush_interval=config.ui.flush_interval,
+            )
+        else:
+            items, source, grader = what["items"]
+
+            def start_grading(batch: list[GradeItem], chosen: str) -> AsyncIterator[Any]:
+                # The loaded file keeps its name as the run's source; a single answer has none.
+                return grade_events(
+                    config, store, batch, source if batch == items else None, chosen
+                )
+
+            home = GradeScreen(
+                items,
+                start_grading,
+                grader=grader,
+                source=source,
+                flush_interval=config.ui.flush_interval,
+            )
+        GradeApp(home, theme_name=config.ui.theme).run()
+    return 0

@@ -23,8 +23,10 @@ from quiztui.tui.screens.vet import VetScreen
 from quiztui.tui.themes import DEFAULT_THEME, FALLBACK_THEME, THEMES_DIR, load_themes
 
 if TYPE_CHECKING:
+    from quiztui.core.grading import GradeItem
     from quiztui.pipeline.calibrate import CalibrationRequest
     from quiztui.tui.screens.calibrate import CalibrateScreen
+    from quiztui.tui.screens.grade import GradeScreen
 
 
 class QuiztuiApp(App[None]):
@@ -47,6 +49,8 @@ class QuiztuiApp(App[None]):
             priority=True,
             tooltip="Open the command palette",
         ),
+        # Not `g`: the tables keep it for "first row". Only on the vet screen (check_action).
+        Binding("a", "open_grade", "Grade an answer", id="app.grade", show=False),
     ]
 
     def __init__(
@@ -66,6 +70,8 @@ class QuiztuiApp(App[None]):
         start_calibration: Callable[[CalibrationRequest], AsyncIterator[Any]] | None = None,
         default_batch_size: int = 20,
         default_mode: str = "assertion",
+        start_grading: Callable[[list[GradeItem], str], AsyncIterator[Any]] | None = None,
+        default_grader: str = "rubric10",
     ) -> None:
         super().__init__()
         self.quiz = quiz
@@ -79,6 +85,10 @@ class QuiztuiApp(App[None]):
         self.clock = clock
         self.flush_interval = flush_interval
         self.calibrate_screen: CalibrateScreen | None = None
+        # ``start_grading(items, grader)`` gives a grade run's events (None: unavailable).
+        self.start_grading = start_grading
+        self.default_grader = default_grader
+        self.grade_screen: GradeScreen | None = None
         self.requested_theme = theme_name
         self.vet_screen = VetScreen(
             quiz,
@@ -153,6 +163,36 @@ class QuiztuiApp(App[None]):
             self.install_screen(self.calibrate_screen, name="calibrate")
         self.push_screen("calibrate")
 
+    def open_grade(self) -> None:
+        """Show the Grade screen with its one-answer form; made on first use and kept after."""
+        from quiztui.tui.screens.grade import GradeScreen  # lazy: not needed at start
+
+        if isinstance(self.screen, GradeScreen):
+            return
+        if self.grade_screen is None:
+            self.grade_screen = GradeScreen(
+                [],
+                self.start_grading,
+                grader=self.default_grader,
+                autorun=False,
+                open_form=True,
+                flush_interval=self.flush_interval,
+            )
+            self.install_screen(self.grade_screen, name="grade")
+        self.push_screen("grade")
+
+    def action_open_grade(self) -> None:
+        self.open_grade()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "open_grade":
+            return isinstance(self.screen, VetScreen)
+        return True
+
+    @property
+    def grading(self) -> bool:
+        return self.grade_screen is not None and self.grade_screen.running
+
     @property
     def calibrating(self) -> bool:
         return self.calibrate_screen is not None and self.calibrate_screen.running
@@ -163,7 +203,7 @@ class QuiztuiApp(App[None]):
         self.push_screen(HelpScreen(collect_sections(self.screen)))
 
     async def action_quit(self) -> None:
-        busy = self.vet_screen.running or self.calibrating
+        busy = self.vet_screen.running or self.calibrating or self.grading
         if not busy or isinstance(self.screen, ConfirmQuitScreen):
             self.exit()
             return
@@ -176,5 +216,7 @@ class QuiztuiApp(App[None]):
             "A run is in progress. Quit anyway?"
             if self.vet_screen.running
             else "A calibration is running. Quit anyway?"
+            if self.calibrating
+            else "Grading is running. Quit anyway?"
         )
         self.push_screen(ConfirmQuitScreen(question), callback=answered)

@@ -47,6 +47,11 @@ class QuiztuiCommands(Provider):
             vet.action_open_calibrate,
         )
         yield (
+            "View: grade an answer",
+            "Grade a candidate answer against a reference, by LLM or offline (a)",
+            app.open_grade,
+        )
+        yield (
             "Help: keys",
             "Show the keys of the focused widget and the app (F1)",
             app.action_help,

@@ -1,0 +1,344 @@
+"""The Benchmark screen: a grader scored against human 0-5 scores (seed 003's method).
+
+``start()`` (``cli_grade.benchmark_events`` behind a closure) grades the train and test splits
+and ends with ``BenchmarkScored``. While it runs the screen shows progress; then the comparison
+table (this grader, the constant-mean baseline and the seed's published figures — the rows of
+``report.grades.benchmark_rows``, as the CLI prints them), the 3×3 bracket confusion matrix on
+test (rows human, columns predicted), the calibration map and a scatter plot of mapped against
+human test scores with the bracket boundaries at 2 and 4. Nothing is computed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, ProgressBar, Static
+from textual.worker import Worker, WorkerState
+
+from quiztui.core.benchmark import SCALE_MAX, BenchmarkResult
+from quiztui.pipeline.grade import (
+    BenchmarkScored,
+    GradeFinished,
+    GradeRetried,
+    GradeStarted,
+    ItemGraded,
+)
+from quiztui.report.grades import benchmark_rows, confusion_rows
+from quiztui.tui.screens.vet import error_message
+from quiztui.tui.state import CANCELLED, FAILED, FINISHED, IDLE, RUNNING
+from quiztui.tui.streams import drain
+from quiztui.tui.widgets.cells import one_line, printable
+from quiztui.tui.widgets.header import STATUS_STYLES
+from quiztui.tui.widgets.plots import Chart, ChartSpec, Series, ticks
+
+StartBenchmark = Callable[[], AsyncIterator[Any]]
+UNAVAILABLE = "Benchmarking is unavailable: this screen was opened without a runner."
+
+
+@dataclass
+class BenchmarkProgress:
+    status: str = IDLE
+    judge_label: str = ""
+    simulated: bool = False
+    done: int = 0
+    done_train: int = 0
+    done_test: int = 0
+    unscored: int = 0
+    retries: int = 0
+    result: BenchmarkResult | None = None
+    error: str | None = None
+
+    def apply(self, event: object) -> None:
+        if isinstance(event, GradeStarted):
+            self.judge_label, self.simulated = event.judge_label, event.simulated
+        elif isinstance(event, ItemGraded):
+            self.done += 1
+            self.done_train += event.split == "train"
+            self.done_test += event.split == "test"
+            self.unscored += not event.outcome.scored
+        elif isinstance(event, GradeRetried):
+            self.retries += 1
+        elif isinstance(event, GradeFinished) and event.summary.stopped:
+            self.error = event.summary.stopped
+        elif isinstance(event, BenchmarkScored):
+            self.result = event.result
+
+
+def comparison_table(result: BenchmarkResult) -> Table:
+    """``benchmark_rows`` as a table: the grader's row first and bold."""
+    rows = benchmark_rows(result)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, expand=False)
+    heads = list(rows[0])
+    for head in heads:
+        if head:
+            table.add_column(Text(head), justify="right", no_wrap=True)
+        else:
+            table.add_column(Text("compared with"), overflow="fold", min_width=18)
+    for i, row in enumerate(rows):
+        style = "bold" if i == 0 else ("dim" if i > 1 else "")
+        table.add_row(*(Text(row[h], style=style) for h in heads))
+    return table
+
+
+def confusion_table(result: BenchmarkResult) -> Table:
+    rows = confusion_rows(result.test)
+    heads = list(rows[0])
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column(Text("human ↓ pred →"), no_wrap=True)
+    for head in heads[1:]:
+        table.add_column(Text(head), justify="right", no_wrap=True)
+    for i, row in enumerate(rows):
+        cells = [Text(row[heads[0]], style="bold")]
+        for j, head in enumerate(heads[1:]):
+            cells.append(Text(row[head], style="bold green" if i == j else ""))
+        table.add_row(*cells)
+    return table
+
+
+def scatter_spec(result: BenchmarkResult) -> ChartSpec:
+    """Mapped (x) against human (y) test scores, brackets ruled at 2 and 4."""
+    top = SCALE_MAX
+    rules = tuple(
+        Series(xs, ys, marker="·", color="gray")
+        for b in (2.0, 4.0)
+        for xs, ys in (((b, b), (0.0, top)), ((0.0, top), (b, b)))
+    )
+    # Points and rules differ by character too, so the plot reads without colour (NO_COLOR).
+    points = Series(result.predicted, result.human, kind="scatter", marker="o", color="cyan")
+    return ChartSpec(
+        title=f"human (y) vs mapped (x): {result.test.n} test pairs",
+        xlabel="mapped grader score",
+        series=(*rules, points),
+        xlim=(0.0, top),
+        ylim=(0.0, top),
+        xticks=ticks((0, 1, 2, 3, 4, 5)),
+        yticks=ticks((0, 1, 2, 3, 4, 5)),
+    )
+
+
+class BenchmarkScreen(Screen[None]):
+    """Benchmarks one grader; ``r`` runs it again, ``x`` cancels."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "start_run", "Run again", id="benchmark.run"),
+        Binding("x", "cancel_run", "Cancel", id="benchmark.cancel"),
+        Binding("escape", "close", "Back", id="benchmark.close"),
+    ]
+
+    def __init__(
+        self,
+        start: StartBenchmark | None,
+        *,
+        dataset: str,
+        grader: str,
+        calibration: str,
+        train: int,
+        test: int,
+        autorun: bool = True,
+        flush_interval: float = 0.1,
+    ) -> None:
+        super().__init__(id="benchmark")
+        self.start = start
+        self.dataset = dataset
+        self.grader = grader
+        self.calibration = calibration
+        self.train = train
+        self.test = test
+        self.autorun = autorun
+        self.flush_interval = flush_interval
+        self.progress = BenchmarkProgress()
+        self._token = 0
+        self._worker: Worker[None] | None = None
+        self._shown: dict[str, object] = {}
+        self._result_shown: BenchmarkResult | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.progress.status == RUNNING
+
+    @property
+    def result(self) -> BenchmarkResult | None:
+        return self.progress.result
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="bench-header")
+        with Horizontal(id="bench-progress-row"):
+            yield ProgressBar(total=1, show_eta=False, id="bench-progress")
+            yield Static("", id="bench-count")
+        with Vertical(id="bench-results"):
+            yield Static("", id="bench-comparison")
+            with Horizontal(id="bench-lower"):
+                with Vertical(id="bench-left"):
+                    yield Static(
+                        Text("bracket confusion on test", style="bold", end=""),
+                        id="bench-confusion-title",
+                    )
+                    yield Static("", id="bench-confusion")
+                    yield Static("", id="bench-calibration")
+                yield Chart(id="bench-plot")
+        yield Static("", id="bench-error")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#bench-results").display = False
+        self.query_one("#bench-error").display = False
+        self.set_interval(self.flush_interval, self.flush, name="bench-flush")
+        self.flush()
+        if self.autorun:
+            self.action_start_run()
+
+    # -- run ------------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_run":
+            return True if self.running else None
+        if action == "start_run":
+            return None if self.running or self.start is None else True
+        if action == "close":
+            return self._over_another
+        return True
+
+    @property
+    def _over_another(self) -> bool:
+        stack = self.app.screen_stack
+        return self in stack and stack.index(self) > 0
+
+    def action_start_run(self) -> None:
+        if self.running:
+            return
+        if self.start is None:
+            self._show_error(UNAVAILABLE)
+            return
+        self._token += 1
+        self.progress = BenchmarkProgress(status=RUNNING)
+        self._result_shown = None
+        self.query_one("#bench-results").display = False
+        self._show_error("")
+        self.refresh_bindings()
+        self._worker = self._run(self._token)
+        self.flush()
+
+    @work(exclusive=True, exit_on_error=False, group="benchmark")
+    async def _run(self, token: int) -> None:
+        assert self.start is not None
+        await drain(self.start(), self.progress.apply, lambda: token == self._token)
+
+    def action_cancel_run(self) -> None:
+        if self._worker is not None and self.running:
+            self._worker.cancel()
+
+    def action_close(self) -> None:
+        if self._over_another:
+            self.dismiss(None)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is not self._worker:
+            return
+        if event.state == WorkerState.SUCCESS:
+            self._end(FAILED if self.progress.error else FINISHED)
+        elif event.state == WorkerState.CANCELLED:
+            self._end(CANCELLED)
+        elif event.state == WorkerState.ERROR:
+            self.progress.error = error_message(event.worker.error)
+            self._end(FAILED)
+
+    def _end(self, status: str) -> None:
+        self.progress.status = status
+        self.refresh_bindings()
+        self.flush()
+        if self.progress.error:
+            self.notify(
+                printable(self.progress.error),
+                title="Benchmark failed",
+                severity="error",
+                markup=False,
+                timeout=10,
+            )
+
+    # -- flush ----------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        p = self.progress
+        self._update("#bench-header", self._header_text())
+        total = self.train + self.test
+        bar = self.query_one("#bench-progress", ProgressBar)
+        if self._shown.get("bar") != (total, p.done):
+            self._shown["bar"] = (total, p.done)
+            bar.update(total=max(total, 1), progress=p.done)
+        bar.display = p.status == RUNNING  # the counts line alone says it once finished
+        self._update("#bench-count", self._count_text())
+        if p.result is not None and p.result is not self._result_shown:
+            self._show_result(p.result)
+        if p.error:
+            self._show_error(p.error)
+
+    def _update(self, selector: str, text: Text) -> None:
+        if self._shown.get(selector) == text.plain:
+            return
+        self._shown[selector] = text.plain
+        self.query_one(selector, Static).update(text)
+
+    def _header_text(self) -> Text:
+        p = self.progress
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        text.append(" benchmark ", style="bold reverse")
+        text.append(f" {self.dataset}", style="bold")
+        text.append(f" · grader {self.grader} · calibration {self.calibration}")
+        text.append("  ")
+        text.append(f"[{p.status}]", style=STATUS_STYLES.get(p.status, ""))
+        text.append("\n")
+        if p.simulated:
+            text.append(" SIMULATED ", style="bold reverse yellow")
+        text.append(" judge: ", style="dim")
+        text.append(one_line(p.judge_label) if p.judge_label else "(known once the run starts)")
+        return text
+
+    def _count_text(self) -> Text:
+        p = self.progress
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        text.append(f"train {p.done_train}/{self.train} · test {p.done_test}/{self.test}")
+        text.append(" · unscored ")
+        text.append(str(p.unscored), style="bold magenta" if p.unscored else "")
+        text.append(f" · retries {p.retries}")
+        return text
+
+    def _show_result(self, result: BenchmarkResult) -> None:
+        self._result_shown = result
+        self.query_one("#bench-comparison", Static).update(comparison_table(result))
+        self.query_one("#bench-confusion", Static).update(confusion_table(result))
+        calibration = Text(end="")
+        calibration.append("map fitted on train: ", style="dim")
+        calibration.append(result.calibration.describe())
+        calibration.append(f"\n{result.train_n} train · {result.test.n} test pairs", style="dim")
+        if result.unscored_train or result.unscored_test:
+            calibration.append(
+                f"\nunscored, left out: {result.unscored_train} train, {result.unscored_test} test",
+                style="magenta",
+            )
+        self.query_one("#bench-calibration", Static).update(calibration)
+        self.query_one("#bench-plot", Chart).show(scatter_spec(result))
+        self.query_one("#bench-results").display = True
+
+    def _show_error(self, message: str) -> None:
+        error = self.query_one("#bench-error", Static)
+        error.update(Text(printable(message), end=""))
+        error.display = bool(message)
+
+    def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+        return [
+            ("Run: benchmark again", "Grade train and test again (r)", self.action_start_run),
+            ("Run: cancel", "Cancel the benchmark (x)", self.action_cancel_run),
+        ]
+
+
+__all__ = ["BenchmarkProgress", "BenchmarkScreen", "comparison_table", "scatter_spec"]
