@@ -326,6 +326,10 @@ def cmd_vet(config: Config, args: argparse.Namespace, tui: bool) -> int:
                 start_calibration=cli_calibrate.calibration_starter(config, store),
                 default_batch_size=config.vet.batch_size,
                 default_mode=config.vet.mode,
+                start_grading=lambda items, grader: cli_grade.grade_events(
+                    config, store, items, None, grader
+                ),
+                default_grader=config.grade.grader,
             )
             app.run()
             return 0

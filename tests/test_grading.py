@@ -238,7 +238,10 @@ def test_unscored_items_are_left_out_of_the_benchmark_not_zeroed() -> None:
         "toy", "rubric10", [1, 5, None, 10], [0.5, 2.5, 3.0, 5.0], [2, None, 9], [1.0, 4.0, 4.5]
     )
     assert r.unscored_train == 1 and r.unscored_test == 1 and r.test.n == 2
-    assert r.train_mean == pytest.approx(2.75)  # the baseline uses every human score
+    assert r.train_mean == pytest.approx(
+        2.75
+    )  # the baseline predicts the mean of every train score
+    assert r.baseline.n == 2  # ... on the same scored test items as the grader
 
 
 def test_msrpar_constant_mean_baseline_and_lexical_beat_the_seed() -> None:
@@ -360,6 +363,10 @@ async def test_facts_scores_each_fact_with_logprob_weights(tmp_path: Path) -> No
     assert half.raw == pytest.approx(sum(f.p_one for f in half.facts) / 2)  # type: ignore[misc]
     assert out["again"].raw is not None and out["again"].raw > 0.5 > half.raw  # type: ignore[operator]
     assert out["wrong"].raw is not None and out["wrong"].raw < 0.2
+    # Each item's outcome keeps its replies and counts its own requests; the extraction belongs
+    # to the first item of its reference.
+    assert sum(o.attempts for o in out.values()) == len(asked)
+    assert out["half"].reply and all(o.reply for o in out.values())
     with Store(tmp_path / "g.db") as store:
         run = store.grades.list_runs()[0]
         stored = {o.item_id: o for _, _, o in store.grades.outcomes(run.id)}
@@ -483,5 +490,37 @@ def test_every_shipped_prompt_splits_at_its_marker_lines() -> None:
         for part in (p.system, p.user):
             assert "===" not in part and "<!--" not in part and "-->" not in part, path.name
         assert p.system and p.user.strip(), path.name
-    p = parse_prompt('<!-- "=== USER ===" here is a comment -->\n=== SYSTEM ===\nS\n=== USER ===\nU')
+    p = parse_prompt(
+        '<!-- "=== USER ===" here is a comment -->\n=== SYSTEM ===\nS\n=== USER ===\nU'
+    )
     assert (p.system, p.user) == ("S", "U\n")
+
+
+def test_a_benchmark_with_nothing_scored_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "grading" / "sts_semeval2012_msrpar"
+    data.mkdir(parents=True)
+    rows = "".join(f"{i % 5}.0\tsentence number {i}\tanother sentence {i}\n" for i in range(12))
+    for name in ("MSRpar.train.tsv", "MSRpar.test.tsv"):
+        (data / name).write_text(rows, encoding="utf-8")
+    with FakeOpenAI(fault_rate=1.0, fault_kinds=["refusal"]) as server:
+        code = main(
+            [
+                "grade",
+                "--benchmark",
+                "msrpar",
+                "--grader",
+                "pass3",
+                "--data",
+                str(tmp_path / "grading"),
+                "--judge",
+                "openai-compat",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "fake-judge",
+            ]
+        )
+    err = capsys.readouterr().err
+    assert code == 2 and "no scored items" in err and "Traceback" not in err

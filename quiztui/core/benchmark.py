@@ -10,7 +10,8 @@ above zero — and judged on a separate test split:
 - score-bracket accuracy: both in the same bracket of [0, 2), [2, 4), [4, 5] (method 2);
 - Pearson and Spearman correlation of mapped and human scores;
 - the 3×3 bracket confusion matrix (rows human, columns predicted);
-- the constant-mean baseline: every test item predicted as the training mean.
+- the constant-mean baseline: every scored test item predicted as the training mean (on the same
+  items as the grader, so an unscored item cannot tilt the comparison).
 """
 
 from __future__ import annotations
@@ -191,14 +192,14 @@ def evaluate(
     te_raw, te_h = np.array([r for r, _ in te]), np.array([h for _, h in te])
     mapping = fit_map(calibration, tr_raw, tr_h)
     predicted = mapping(te_raw)
-    mean = float(np.mean(train_human))
+    mean = float(np.mean(train_human))  # the baseline's one prediction, from every train score
     return BenchmarkResult(
         dataset=dataset,
         grader=grader,
         calibration=mapping,
         train_n=len(tr),
         test=agreement(predicted, te_h),
-        baseline=agreement(np.full(len(test_human), mean), np.asarray(test_human, dtype=float)),
+        baseline=agreement(np.full(te_h.size, mean), te_h),  # on the same scored test items
         train_mean=mean,
         unscored_train=len(train_raw) - len(tr),
         unscored_test=len(test_raw) - len(te),

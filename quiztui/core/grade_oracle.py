@@ -94,8 +94,12 @@ def _fact_decision(fact: str, context: str, seed: int) -> tuple[int, float]:
     recall = _recall(fact, context)
     u = _unit(str(seed), "fact", fact, context)
     score = int(recall >= 0.6) if u >= 0.05 else int(recall < 0.6)  # 5 % slips
-    confidence = 0.55 + 0.44 * min(1.0, abs(recall - 0.6) / 0.4)
-    return score, confidence
+    return score, _fact_confidence(fact, context)
+
+
+def _fact_confidence(fact: str, context: str) -> float:
+    """The written digit's probability: surer the further coverage is from the 0.6 threshold."""
+    return 0.55 + 0.44 * min(1.0, abs(_recall(fact, context) - 0.6) / 0.4)
 
 
 def logprobs(prompt: str, reply: str, top_n: int = 5) -> list[TokenLogprob] | None:
@@ -105,7 +109,7 @@ def logprobs(prompt: str, reply: str, top_n: int = 5) -> list[TokenLogprob] | No
     from quiztui.core.logprobs import TokenLogprob
 
     f = _fields(prompt)
-    score, confidence = _fact_decision(f["fact"], f["context(s)"], 0)
+    confidence = _fact_confidence(f["fact"], f["context(s)"])
     said = reply.strip()
     if said not in ("0", "1"):
         return None

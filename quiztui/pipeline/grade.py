@@ -116,6 +116,7 @@ class GradeSummary:
     spearman: float | None = None
     humans: int = 0
     stopped: str | None = None  # why the run stopped early
+    reasks: int = 0  # unparseable replies asked again (retries are the provider's HTTP retries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +216,7 @@ class GradeRun:
 
             self.embedder = load_embedder()  # raises EmbedExtraMissing with the install line
         self.run_id: int | None = None
+        self._reasks = 0  # replies asked again because they did not parse
 
     @property
     def judge_label(self) -> str:
@@ -354,39 +356,47 @@ class GradeRun:
     async def _grade_facts(
         self, seq: int, item: GradeItem, emit: Callable[[GradeEvent], None], shared: _Shared
     ) -> GradeOutcome:
-        facts = await self._facts_for(seq, item, emit, shared)
+        facts, extracted = await self._facts_for(seq, item, emit, shared)
+        # The extraction's requests count for the item that made them (the first of its reference).
+        own = [extracted] if extracted is not None else []
         if isinstance(facts, str):
-            return unscored(item.id, "facts", f"fact extraction: {facts}")
+            extra = own[0].extra if own else {}
+            return unscored(item.id, "facts", f"fact extraction: {facts}", **extra)
         prompt = self.prompts["grade_fact_score"]
-        asked = await asyncio.gather(
+        scored = await asyncio.gather(
             *(self._score_fact(seq, item, prompt, fact, emit) for fact in facts)
         )
+        asked = own + [a for _, a in scored]
         return facts_outcome(
             item.id,
-            [f for f, _ in asked],
-            tokens_in=sum(a.tokens_in for _, a in asked),
-            tokens_out=sum(a.tokens_out for _, a in asked),
-            attempts=sum(a.attempts for _, a in asked),
+            [f for f, _ in scored],
+            tokens_in=sum(a.tokens_in for a in asked),
+            tokens_out=sum(a.tokens_out for a in asked),
+            attempts=sum(a.attempts for a in asked),
+            reply="\n".join(a.reply.strip() for a in asked),
         )
 
     async def _facts_for(
         self, seq: int, item: GradeItem, emit: Callable[[GradeEvent], None], shared: _Shared
-    ) -> list[str] | str:
-        """The reference's facts, extracted once per distinct reference in the run."""
+    ) -> tuple[list[str] | str, _Asked[list[str]] | None]:
+        """The reference's facts (or why none), extracted once per distinct reference in the run;
+        the extraction request itself goes to the item that asked first, None to the others."""
         key = sanitise(item.reference)
         future = shared.facts.get(key)
-        if future is None:
-            future = asyncio.get_running_loop().create_future()
-            shared.facts[key] = future
-            prompt = self.prompts["grade_fact_extract"]
-            user = fill(prompt.user, reference=item.reference)
-            try:
-                asked = await self._ask(seq, item, prompt, user, parse_facts, emit, stream=False)
-            except BaseException as exc:
-                future.set_exception(exc)
-                raise
-            future.set_result(asked.reason if asked.value is None else asked.value)
-        return await asyncio.shield(future)
+        if future is not None:
+            return await asyncio.shield(future), None
+        future = asyncio.get_running_loop().create_future()
+        shared.facts[key] = future
+        prompt = self.prompts["grade_fact_extract"]
+        user = fill(prompt.user, reference=item.reference)
+        try:
+            asked = await self._ask(seq, item, prompt, user, parse_facts, emit, stream=False)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: items waiting on it get it; nobody else must
+            raise
+        future.set_result(asked.reason if asked.value is None else asked.value)
+        return future.result(), asked
 
     async def _score_fact(
         self,
@@ -471,6 +481,7 @@ class GradeRun:
                 except ReplyUnparsed as exc:
                     asked.reason = str(exc)
             if attempt < tries:
+                self._reasks += 1
                 emit(GradeRetried(seq, item.id, attempt, f"asked again: {asked.reason}", 0.0))
         asked.reason += f" (after {tries} tr{'y' if tries == 1 else 'ies'})"
         return asked
@@ -510,6 +521,7 @@ class GradeRun:
             labels=labels,
             requests=u[0] - usage0[0],
             retries=u[1] - usage0[1],
+            reasks=self._reasks,
             tokens_in=u[2] - usage0[2],
             tokens_out=u[3] - usage0[3],
             seconds=seconds,
@@ -593,15 +605,21 @@ class BenchmarkRun:
             if isinstance(event, ItemGraded):
                 raw[(event.split, event.item.id)] = event.outcome.raw
             yield event
-        result = evaluate(
-            self.bench.name,
-            self.run.settings.grader,
-            [raw.get(("train", it.id)) for it in self.bench.train],
-            [float(it.human or 0.0) for it in self.bench.train],
-            [raw.get(("test", it.id)) for it in self.bench.test],
-            [float(it.human or 0.0) for it in self.bench.test],
-            self.calibration,
-        )
+        try:
+            result = evaluate(
+                self.bench.name,
+                self.run.settings.grader,
+                [raw.get(("train", it.id)) for it in self.bench.train],
+                [float(it.human or 0.0) for it in self.bench.train],
+                [raw.get(("test", it.id)) for it in self.bench.test],
+                [float(it.human or 0.0) for it in self.bench.test],
+                self.calibration,
+            )
+        except ValueError as exc:
+            raise QuiztuiError(
+                f"benchmark {self.bench.name}: {exc} (every reply was unscored; see the reasons"
+                f" in grade run {self.run.run_id})"
+            ) from None
         if self.run.store is not None and self.run.run_id is not None:
             self.run.store.grades.set_benchmark(self.run.run_id, benchmark_dict(result))
         yield BenchmarkScored(self.run.run_id, result)

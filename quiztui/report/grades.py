@@ -151,7 +151,8 @@ def summary_lines(s: GradeSummary, md: bool = False) -> list[str]:
         f"{bullet}{s.grader}: {s.scored} scored, {s.unscored} unscored of {s.total}"
         + (f"; mean {s.mean_normalised:.3f} on 0-1" if s.mean_normalised is not None else ""),
         f"{bullet}labels: {labels or '—'}",
-        f"{bullet}requests {s.requests} · retries {s.retries} · tokens {s.tokens_in}/{s.tokens_out}"
+        f"{bullet}requests {s.requests} · retries {s.retries} · re-asked {s.reasks}"
+        f" · tokens {s.tokens_in}/{s.tokens_out}"
         f" · {s.seconds:.1f}s",
     ]
     if s.humans:
