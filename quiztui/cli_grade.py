@@ -127,29 +127,35 @@ async def grade_events(
     """One grade run's events; shared by the CLI and the TUI's Grade screen."""
     from quiztui.pipeline.grade import GradeRun
 
-    provider = provider_for(config, grader)
-    try:
-        run = GradeRun(
+    def run(provider: Any) -> Any:
+        return GradeRun(
             items, settings(config, grader), provider=provider, store=store, source=source
         )
-        async for event in run.events():
-            yield event
-    finally:
-        if provider is not None:
-            await provider.aclose()
+
+    async for event in _run_events(config, grader, run):
+        yield event
 
 
 async def benchmark_events(
     config: Config, store: Any, bench: Any, grader: str, calibration: str
 ) -> AsyncIterator[Any]:
+    """A benchmark's events; shared by the CLI and the TUI's Benchmark screen."""
     from quiztui.pipeline.grade import BenchmarkRun
 
-    provider = provider_for(config, grader)
-    try:
-        run = BenchmarkRun(
+    def run(provider: Any) -> Any:
+        return BenchmarkRun(
             bench, settings(config, grader), calibration=calibration, provider=provider, store=store
         )
-        async for event in run.events():
+
+    async for event in _run_events(config, grader, run):
+        yield event
+
+
+async def _run_events(config: Config, grader: str, make: Any) -> AsyncIterator[Any]:
+    """Build the grader's provider (if it needs one), run, and always close the provider."""
+    provider = provider_for(config, grader)
+    try:
+        async for event in make(provider).events():
             yield event
     finally:
         if provider is not None:

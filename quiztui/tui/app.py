@@ -28,6 +28,23 @@ if TYPE_CHECKING:
     from quiztui.tui.screens.calibrate import CalibrateScreen
     from quiztui.tui.screens.grade import GradeScreen
 
+# Keys every quiztui app has (the vet app and ``quiztui grade --tui``).
+APP_BINDINGS: tuple[BindingType, ...] = (
+    Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+    Binding("q", "quit", "Quit", id="app.quit_q"),
+    Binding("f1", "help", "Help", id="app.help"),
+    Binding("question_mark", "help", "Help", id="app.help_alt", show=False),
+    Binding(
+        "ctrl+p",
+        "command_palette",
+        "Commands",
+        id="app.command_palette",
+        show=False,  # the Footer shows the palette key on its right already
+        priority=True,
+        tooltip="Open the command palette",
+    ),
+)
+
 
 class QuiztuiApp(App[None]):
     """Vets one quiz. ``start_run()`` gives a fresh event stream for each run (``r``)."""
@@ -36,19 +53,7 @@ class QuiztuiApp(App[None]):
     TITLE = "quiztui"
     COMMANDS = App.COMMANDS | {QuiztuiCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
-        Binding("q", "quit", "Quit", id="app.quit_q"),
-        Binding("f1", "help", "Help", id="app.help"),
-        Binding("question_mark", "help", "Help", id="app.help_alt", show=False),
-        Binding(
-            "ctrl+p",
-            "command_palette",
-            "Commands",
-            id="app.command_palette",
-            show=False,  # the Footer shows the palette key on its right already
-            priority=True,
-            tooltip="Open the command palette",
-        ),
+        *APP_BINDINGS,
         # Not `g`: the tables keep it for "first row". Only on the vet screen (check_action).
         Binding("a", "open_grade", "Grade an answer", id="app.grade", show=False),
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
@@ -14,7 +14,33 @@ if TYPE_CHECKING:
 Command = tuple[str, str, Callable[[], object]]
 
 
-class QuiztuiCommands(Provider):
+class CommandList(Provider):
+    """A fixed list of commands, all discoverable with an empty query; subclasses list them."""
+
+    def _commands(self) -> Iterator[Command]:
+        raise NotImplementedError
+
+    async def discover(self) -> Hits:
+        for title, help_text, callback in self._commands():
+            yield DiscoveryHit(title, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, help_text, callback in self._commands():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, text=title, help=help_text)
+
+
+def app_commands(app: Any, quit_help: str) -> Iterator[Command]:
+    """Help, one command per theme, and quit: the tail of every app's palette."""
+    yield ("Help: keys", "Show the keys of the focused widget and the app (F1)", app.action_help)
+    for name in sorted(app.available_themes):
+        yield (f"Theme: {name}", f"Switch to the {name} theme", partial(app.set_theme, name))
+    yield ("App: quit", quit_help, app.action_quit)
+
+
+class QuiztuiCommands(CommandList):
     """Commands of the vet screen and the app, discoverable with an empty query."""
 
     def _commands(self) -> Iterator[Command]:
@@ -51,22 +77,4 @@ class QuiztuiCommands(Provider):
             "Grade a candidate answer against a reference, by LLM or offline (a)",
             app.open_grade,
         )
-        yield (
-            "Help: keys",
-            "Show the keys of the focused widget and the app (F1)",
-            app.action_help,
-        )
-        for name in sorted(app.available_themes):
-            yield (f"Theme: {name}", f"Switch to the {name} theme", partial(app.set_theme, name))
-        yield ("App: quit", "Quit quiztui (asks while a run is active)", app.action_quit)
-
-    async def discover(self) -> Hits:
-        for title, help_text, callback in self._commands():
-            yield DiscoveryHit(title, callback, help=help_text)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for title, help_text, callback in self._commands():
-            score = matcher.match(title)
-            if score > 0:
-                yield Hit(score, matcher.highlight(title), callback, text=title, help=help_text)
+        yield from app_commands(app, "Quit quiztui (asks while a run is active)")

@@ -5,50 +5,30 @@ Themes, F1 help, the command palette and the quit confirmation work as in the ve
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from functools import partial
+from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
 from textual.app import App
-from textual.binding import Binding, BindingType
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.binding import BindingType
 from textual.screen import Screen
 
+from quiztui.tui.app import APP_BINDINGS
+from quiztui.tui.commands import Command, CommandList, app_commands
 from quiztui.tui.help import HelpScreen, collect_sections
 from quiztui.tui.screens.benchmark import BenchmarkScreen
 from quiztui.tui.screens.confirm import ConfirmQuitScreen
 from quiztui.tui.screens.grade import GradeScreen
 from quiztui.tui.themes import DEFAULT_THEME, FALLBACK_THEME, THEMES_DIR, load_themes
 
-Command = tuple[str, str, Callable[[], object]]
 
-
-class GradeCommands(Provider):
+class GradeCommands(CommandList):
     """The home screen's commands, then help, themes and quit."""
 
     def _commands(self) -> Iterator[Command]:
         app: GradeApp = self.app  # type: ignore[assignment]
         yield from app.home.palette_commands()
-        yield (
-            "Help: keys",
-            "Show the keys of the focused widget and the app (F1)",
-            app.action_help,
-        )
-        for name in sorted(app.available_themes):
-            yield (f"Theme: {name}", f"Switch to the {name} theme", partial(app.set_theme, name))
-        yield ("App: quit", "Quit (asks while grading)", app.action_quit)
-
-    async def discover(self) -> Hits:
-        for title, help_text, callback in self._commands():
-            yield DiscoveryHit(title, callback, help=help_text)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for title, help_text, callback in self._commands():
-            score = matcher.match(title)
-            if score > 0:
-                yield Hit(score, matcher.highlight(title), callback, text=title, help=help_text)
+        yield from app_commands(app, "Quit (asks while grading)")
 
 
 class GradeApp(App[None]):
@@ -57,21 +37,7 @@ class GradeApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "quiztui grade"
     COMMANDS = App.COMMANDS | {GradeCommands}
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
-        Binding("q", "quit", "Quit", id="app.quit_q"),
-        Binding("f1", "help", "Help", id="app.help"),
-        Binding("question_mark", "help", "Help", id="app.help_alt", show=False),
-        Binding(
-            "ctrl+p",
-            "command_palette",
-            "Commands",
-            id="app.command_palette",
-            show=False,
-            priority=True,
-            tooltip="Open the command palette",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(APP_BINDINGS)
 
     def __init__(
         self,
