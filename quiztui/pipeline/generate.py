@@ -23,6 +23,16 @@ from typing import Any
 
 from quiztui.core.generate_oracle import DONT_KNOW, neutralise_markers
 from quiztui.core.locate import DEFAULT_MIN_RATIO, Location
+from quiztui.core.qa_replies import (
+    QAItem,
+    ReplyError,
+    as_items,
+    extract_json,
+    is_dont_know,
+    is_none,
+    item_field,
+    parse_qa_reply,
+)
 from quiztui.errors import QuiztuiError
 from quiztui.formats._validate import normalise as loose
 from quiztui.formats._validate import shuffled_order
@@ -176,152 +186,6 @@ GenerateEvent = (
     | GenerateFinished
 )
 
-# -- parsing replies -----------------------------------------------------------------------------
-
-_FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n(.*?)```", re.S)
-_TRAILING_COMMA = re.compile(r",\s*([\]}])")
-_OPEN = re.compile(r"[\[{]")
-_NONE_WORDS = {"none", "'none'", '"none"', "none.", "`none`"}
-
-
-class ReplyError(ValueError):
-    """A reply with nothing usable in it; the message says why, on one line."""
-
-
-def _excerpt(text: str, limit: int = 60) -> str:
-    flat = " ".join(text.split())
-    return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
-
-
-def extract_json(text: str) -> Any:
-    """The JSON value in a model reply: whole, in a code fence, or embedded in prose.
-
-    Trailing commas are forgiven. When no whole list or object decodes (a reply cut short, say),
-    the complete objects found in it are returned as a list. A reply that is just "None" returns
-    None. Raises :class:`ReplyError` when no JSON list or object is found.
-    """
-    stripped = text.strip()
-    if stripped.strip("`").strip().casefold() in _NONE_WORDS:
-        return None
-    if not stripped:
-        raise ReplyError("empty reply")
-    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
-    variants = [v for c in candidates for v in dict.fromkeys((c, _TRAILING_COMMA.sub(r"\1", c)))]
-    for variant in variants:
-        try:
-            value = json.loads(variant)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, list | dict):
-            return value
-    salvaged = None
-    for variant in variants:
-        value, whole = _embedded(variant)
-        if whole:
-            return value
-        salvaged = value if salvaged is None else salvaged
-    if salvaged is not None:
-        return salvaged
-    if stripped.casefold().startswith("none"):
-        return None
-    raise ReplyError(f"reply had no JSON: {_excerpt(text)}")
-
-
-def _embedded(text: str, max_tries: int = 500) -> tuple[Any, bool]:
-    """(value, whole): the first list that decodes inside ``text`` (whole), else every object
-    that does (not whole: a list cut short, say), else (None, False)."""
-    decoder = json.JSONDecoder()
-    objects: list[Any] = []
-    pos = 0
-    for _ in range(max_tries):
-        m = _OPEN.search(text, pos)
-        if m is None:
-            break
-        try:
-            value, end = decoder.raw_decode(text, m.start())
-        except json.JSONDecodeError:
-            pos = m.start() + 1
-            continue
-        if isinstance(value, dict):
-            objects.append(value)
-        elif value and not objects:
-            return value, True
-        pos = end
-    if not objects:
-        return None, False
-    return (objects if len(objects) > 1 else objects[0]), False
-
-
-def _as_items(value: Any) -> list[dict[str, Any]]:
-    """A JSON value as a list of objects: a list, one object, or an object wrapping a list."""
-    if value is None:
-        return []
-    if isinstance(value, dict):
-        lists = [v for v in value.values() if isinstance(v, list)]
-        if len(lists) == 1 and all(isinstance(x, dict) for x in lists[0]) and lists[0]:
-            value = lists[0]
-        else:
-            value = [value]
-    if not isinstance(value, list):
-        raise ReplyError(f"expected a JSON list of objects, got {type(value).__name__}")
-    items = [item for item in value if isinstance(item, dict)]
-    if value and not items:
-        raise ReplyError("expected a JSON list of objects, got a list of other values")
-    return items
-
-
-def _field(item: dict[str, Any], *names: str) -> str | None:
-    """A string field, looked up case-insensitively; numbers are turned into text."""
-    folded = {str(k).casefold(): v for k, v in item.items()}
-    for name in names:
-        value = folded.get(name)
-        if isinstance(value, bool) or value is None:
-            continue
-        if isinstance(value, int | float):
-            return f"{value:g}" if isinstance(value, float) else str(value)
-        if isinstance(value, str):
-            return value.strip()
-    return None
-
-
-def is_none(text: str | None) -> bool:
-    return text is not None and text.strip().strip("'\"`.").casefold() == "none"
-
-
-def is_dont_know(text: str) -> bool:
-    flat = loose(text).strip(" .!").replace("\u2019", "'")
-    return flat in {"i don't know", "i do not know", "i dont know", "unknown"}
-
-
-@dataclass
-class _QA:
-    question: str
-    answer: str
-    context: str
-
-
-def parse_qa_reply(text: str) -> tuple[list[_QA], int, int]:
-    """(pairs, items with question "None", incomplete items) of a QA-generation reply."""
-    value = extract_json(text)
-    if value is None:
-        return [], 1, 0
-    pairs: list[_QA] = []
-    nones = incomplete = 0
-    for item in _as_items(value):
-        question = _field(item, "question", "q")
-        answer = _field(item, "answer", "a")
-        context = _field(item, "context") or ""
-        if is_none(question):
-            nones += 1
-        elif not question or not answer or is_none(answer):
-            incomplete += 1
-        else:
-            pairs.append(_QA(question, answer, context))
-    if not pairs and not nones and incomplete:
-        raise ReplyError(f"no item had both a question and an answer: {_excerpt(text)}")
-    return pairs, nones, incomplete
-
-
 # -- rendering prompts ---------------------------------------------------------------------------
 
 _PLACEHOLDER = re.compile(r"\{(subject|text|items)\}")
@@ -435,7 +299,7 @@ class GenerateRun:
 
     async def _generate_chunk(
         self, chunk: Chunk, emit: Callable[[GenerateEvent], None]
-    ) -> tuple[list[_QA], ChunkGenerated | ChunkFailed]:
+    ) -> tuple[list[QAItem], ChunkGenerated | ChunkFailed]:
         try:
             text, t_in, t_out = await self._ask(
                 "qa", chunk.number, self.prompts["qa"], emit, text=neutralise_markers(chunk.text)
@@ -461,10 +325,10 @@ class GenerateRun:
     def _stage_value(self, stage: str, item: dict[str, Any], pair: GeneratedPair) -> Any:
         """The usable result of one reply item, or None."""
         if stage == "rephrase":
-            question, answer = _field(item, "question"), _field(item, "answer")
+            question, answer = item_field(item, "question"), item_field(item, "answer")
             return (question, answer or pair.answer) if question and not is_none(question) else None
         if stage == "candidates":
-            return _field(item, "answer", "candidate", "response")
+            return item_field(item, "answer", "candidate", "response")
         options = next(
             (v for k, v in item.items() if str(k).casefold() in ("distractors", "options")), None
         )
@@ -499,7 +363,7 @@ class GenerateRun:
             text, _, _ = await self._ask(
                 stage, batch_no, self.prompts[stage], emit, items=_items_json(rows)
             )
-            items = _as_items(extract_json(text))
+            items = as_items(extract_json(text))
         except ReplyError as exc:
             result.reasons.append(f"batch {batch_no}: {exc}")
             return
@@ -565,7 +429,7 @@ class GenerateRun:
         )
         queue: asyncio.Queue[GenerateEvent | None] = asyncio.Queue()
         emit = queue.put_nowait
-        outcomes: dict[int, tuple[list[_QA], ChunkGenerated | ChunkFailed]] = {}
+        outcomes: dict[int, tuple[list[QAItem], ChunkGenerated | ChunkFailed]] = {}
         locator_task = asyncio.create_task(
             asyncio.to_thread(self.document.locator, self.settings.min_ratio)
         )
@@ -597,7 +461,7 @@ class GenerateRun:
             yield GenerateFailed(f"locating contexts failed: {_one_line(exc)}")
             return
 
-        qas: list[tuple[int, _QA]] = []
+        qas: list[tuple[int, QAItem]] = []
         seen: set[str] = set()
         duplicates = nones = incomplete = 0
         failed: list[ChunkFailed] = []
