@@ -40,6 +40,7 @@ from quiztui.tui.streams import drain
 from quiztui.tui.widgets.cells import one_line, printable
 from quiztui.tui.widgets.header import STATUS_STYLES
 from quiztui.tui.widgets.plots import Chart, ChartSpec, Series, ticks
+from quiztui.tui.widgets.statics import show_text
 
 StartBenchmark = Callable[[], AsyncIterator[Any]]
 UNAVAILABLE = "Benchmarking is unavailable: this screen was opened without a runner."
@@ -269,24 +270,18 @@ class BenchmarkScreen(Screen[None]):
 
     def flush(self) -> None:
         p = self.progress
-        self._update("#bench-header", self._header_text())
+        show_text(self, self._shown, "#bench-header", self._header_text())
         total = self.train + self.test
         bar = self.query_one("#bench-progress", ProgressBar)
         if self._shown.get("bar") != (total, p.done):
             self._shown["bar"] = (total, p.done)
             bar.update(total=max(total, 1), progress=p.done)
         bar.display = p.status == RUNNING  # the counts line alone says it once finished
-        self._update("#bench-count", self._count_text())
+        show_text(self, self._shown, "#bench-count", self._count_text())
         if p.result is not None and p.result is not self._result_shown:
             self._show_result(p.result)
         if p.error:
             self._show_error(p.error)
-
-    def _update(self, selector: str, text: Text) -> None:
-        if self._shown.get(selector) == text.plain:
-            return
-        self._shown[selector] = text.plain
-        self.query_one(selector, Static).update(text)
 
     def _header_text(self) -> Text:
         p = self.progress

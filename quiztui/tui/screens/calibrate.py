@@ -52,6 +52,7 @@ from quiztui.tui.screens.vet import error_message
 from quiztui.tui.state import CANCELLED, FAILED, FINISHED, IDLE, RUNNING
 from quiztui.tui.streams import drain
 from quiztui.tui.widgets.cells import DASH, elapsed_text, one_line, printable
+from quiztui.tui.widgets.statics import show_text
 
 MODES = ("assertion", "question")
 DEFAULT_N = 250
@@ -462,23 +463,19 @@ class CalibrateScreen(Screen[None]):
                 table.add_row(*result_cells(profile), height=2)
             p.pending.clear()
             table.display = True
-        self._update("#cal-setup", self._setup_text())
+        show_text(self, self._shown, "#cal-setup", self._setup_text())
         total, done, count = self._counts()
         bar = self.query_one("#cal-progress", ProgressBar)
         if self._shown.get("bar") != (total, done):
             self._shown["bar"] = (total, done)
             bar.update(total=max(total, 1), progress=done)
-        self._update("#cal-count", Text(count, no_wrap=True, overflow="ellipsis", end=""))
-        self._update("#cal-usage", self._usage_text())
-        self._update("#cal-note", self._note_text())
+        show_text(
+            self, self._shown, "#cal-count", Text(count, no_wrap=True, overflow="ellipsis", end="")
+        )
+        show_text(self, self._shown, "#cal-usage", self._usage_text())
+        show_text(self, self._shown, "#cal-note", self._note_text())
         if p.error is not None or p.run_error is not None:
             self._show_error(p.error or p.run_error or "")
-
-    def _update(self, selector: str, text: Text) -> None:
-        if self._shown.get(selector) == text.plain:
-            return
-        self._shown[selector] = text.plain
-        self.query_one(selector, Static).update(text)
 
     def _setup_text(self) -> Text:
         p = self.progress

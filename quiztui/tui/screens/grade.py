@@ -40,6 +40,7 @@ from quiztui.tui.state import CANCELLED, FAILED, FINISHED, IDLE, RUNNING
 from quiztui.tui.streams import drain
 from quiztui.tui.widgets.cells import DASH, Cell, cell, one_line, printable
 from quiztui.tui.widgets.header import STATUS_STYLES
+from quiztui.tui.widgets.statics import show_text
 from quiztui.tui.widgets.tables import ColumnSpec, NavTable
 
 StartGrading = Callable[[list[GradeItem], str], AsyncIterator[Any]]
@@ -191,7 +192,7 @@ class GradeScreen(Screen[None]):
         self.singles_unscored = 0
         self._run_worker: Worker[None] | None = None
         self._one_workers: dict[Worker[None], str] = {}  # worker → its record's key
-        self._shown: dict[str, str] = {}
+        self._shown: dict[str, object] = {}
 
     @property
     def running(self) -> bool:
@@ -251,7 +252,7 @@ class GradeScreen(Screen[None]):
         if isinstance(event.value, str):
             self.grader = event.value
             self._show_grader_help()
-            self._update("#grade-header", self._header_text())
+            show_text(self, self._shown, "#grade-header", self._header_text())
 
     def set_grader(self, grader: str) -> None:
         if grader not in GRADERS:
@@ -259,7 +260,7 @@ class GradeScreen(Screen[None]):
         self.query_one("#grade-grader", Select).value = grader
         self.grader = grader
         self._show_grader_help()
-        self._update("#grade-header", self._header_text())
+        show_text(self, self._shown, "#grade-header", self._header_text())
 
     def action_next_grader(self) -> None:
         self.set_grader(GRADERS[(GRADERS.index(self.grader) + 1) % len(GRADERS)])
@@ -505,14 +506,8 @@ class GradeScreen(Screen[None]):
             self._dirty.clear()
         if self._header_dirty:
             self._header_dirty = False
-            self._update("#grade-header", self._header_text())
-            self._update("#grade-summary", self._summary_text())
-
-    def _update(self, selector: str, text: Text) -> None:
-        if self._shown.get(selector) == text.plain:
-            return
-        self._shown[selector] = text.plain
-        self.query_one(selector, Static).update(text)
+            show_text(self, self._shown, "#grade-header", self._header_text())
+            show_text(self, self._shown, "#grade-summary", self._summary_text())
 
     def _header_text(self) -> Text:
         p = self.progress
