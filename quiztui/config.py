@@ -84,12 +84,67 @@ class GradeConfig(_Section):
     )
 
 
+class RobustnessConfig(_Section):
+    variants: int = Field(5, ge=1, le=20, description="paraphrases per question (v; seed 002)")
+    format: Literal["multiple-choice", "abstractive"] = Field(
+        "multiple-choice",
+        description="multiple-choice: each form answered with the options shown; abstractive: the"
+        " question alone, free-form answers grouped by match",
+    )
+    temperature: float = Field(
+        1.0, ge=0.0, le=2.0, description="rewriting and answering temperature (seed 002: 1.0)"
+    )
+    match: Literal["normalised", "embedding"] = Field(
+        "normalised",
+        description="abstractive answers: group by normalised text, or by embedding similarity"
+        " (needs the embed extra)",
+    )
+    similarity: float = Field(
+        0.8, gt=0.0, le=1.0, description="embedding match: cosine at or above which answers group"
+    )
+    fragile_certainty: float = Field(
+        0.6,
+        ge=0.0,
+        le=1.0,
+        description="a question is fragile when a paraphrase was answered differently or its"
+        " normalised certainty is below this",
+    )
+    max_reasks: int = Field(1, ge=0, le=5, description="times an unparseable reply is asked again")
+
+
+class ReviewConfig(_Section):
+    mode: Literal["direct", "feedback"] = Field(
+        "feedback",
+        description="direct: one judge, one pass; feedback: two judges exchange strengths and"
+        " flaws (MIRROR, seed 004)",
+    )
+    max_iterations: int = Field(
+        5, ge=2, le=50, description="feedback: iteration cap (not converged when reached)"
+    )
+    temperature: float = Field(0.7, ge=0.0, le=2.0, description="review temperature (seed: 0.7)")
+    max_reasks: int = Field(1, ge=0, le=5, description="times a reply with no scores is asked again")
+    judge2_model: str = Field("", description="second judge's model (empty: the judge's model)")
+    judge2_base_url: str = Field("", description="second judge's base URL (empty: the judge's)")
+    low_score: int = Field(
+        2, ge=1, le=5, description="a rating at or below this marks the question for rewriting"
+    )
+
+
 class SimulatedConfig(_Section):
     tpr: float = Field(0.95, ge=0.0, le=1.0, description="P(says true | assertion true)")
     tnr: float = Field(0.95, ge=0.0, le=1.0, description="P(says false | assertion false)")
     latency: float = Field(0.3, ge=0.0, description="seconds per request")
     line_delay: float = Field(0.06, ge=0.0, description="seconds between streamed reply lines")
     seed: int = Field(0, description="seed of the simulated judge's errors")
+    disagreement: float = Field(
+        0.15,
+        ge=0.0,
+        le=1.0,
+        description="robustness: P(a simulated answer differs from the true one), per answer",
+    )
+    refusal_rate: float = Field(
+        0.02, ge=0.0, le=1.0, description="robustness: P(a simulated answer is a refusal)"
+    )
 
 
 class CostConfig(_Section):
@@ -116,6 +171,8 @@ class Config(_Section):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)  # type: ignore[arg-type]
     vet: VetConfig = Field(default_factory=VetConfig)  # type: ignore[arg-type]
     grade: GradeConfig = Field(default_factory=GradeConfig)  # type: ignore[arg-type]
+    robustness: RobustnessConfig = Field(default_factory=RobustnessConfig)  # type: ignore[arg-type]
+    review: ReviewConfig = Field(default_factory=ReviewConfig)  # type: ignore[arg-type]
     simulated: SimulatedConfig = Field(default_factory=SimulatedConfig)  # type: ignore[arg-type]
     cost: CostConfig = Field(default_factory=CostConfig)  # type: ignore[arg-type]
     store: StoreConfig = Field(default_factory=StoreConfig)  # type: ignore[arg-type]

@@ -158,12 +158,50 @@ CREATE TABLE grades (
 )
 """
 
+SCHEMA_V5_ROBUSTNESS = """
+CREATE TABLE robustness_runs (
+    id INTEGER PRIMARY KEY,
+    created_at REAL NOT NULL,
+    finished_at REAL,
+    status TEXT NOT NULL,
+    quiz_path TEXT,
+    quiz_title TEXT NOT NULL,
+    quiz_hash TEXT NOT NULL,
+    format TEXT NOT NULL,
+    variants INTEGER NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    judge_label TEXT NOT NULL,
+    simulated INTEGER NOT NULL,
+    prompt_hash TEXT NOT NULL,
+    params_json TEXT NOT NULL,
+    summary_json TEXT
+);
+CREATE INDEX robustness_runs_quiz ON robustness_runs(quiz_hash, id);
+CREATE TABLE robustness_questions (
+    run_id INTEGER NOT NULL REFERENCES robustness_runs(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    question_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    forms_json TEXT NOT NULL,
+    rewrite_reply TEXT NOT NULL,
+    rewrite_note TEXT,
+    answers_json TEXT NOT NULL,
+    metrics_json TEXT NOT NULL,
+    fragile INTEGER NOT NULL,
+    fragile_reason TEXT NOT NULL,
+    tokens_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, question_id)
+)
+"""
+
 # Migration n brings the schema from version n to n + 1 (PRAGMA user_version).
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
     SCHEMA_V2_PROFILES,
     "ALTER TABLE cache ADD COLUMN p_true REAL",  # v3: P(true) from logprobs, cached with the verdict
     SCHEMA_V4_GRADES,
+    SCHEMA_V5_ROBUSTNESS,
 ]
 
 
