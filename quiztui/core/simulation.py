@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 
-from quiztui.core import generate_oracle, grade_oracle
+from quiztui.core import generate_oracle, grade_oracle, robust_oracle
 from quiztui.core.assertions import decompose, parse_rendered_batch
 from quiztui.core.question_mode import LETTERS, parse_rendered_question
 from quiztui.core.quiz import Quiz
@@ -49,13 +49,22 @@ def oracle_reply(
     tnr: float = 1.0,
     seed: int = 0,
     skip_ids: frozenset[str] = frozenset(),
+    disagreement: float = 0.0,
+    refusal_rate: float = 0.0,
 ) -> str:
     """Reply to a judge prompt: ``A<n>: TRUE|FALSE - reason`` per line, skipping ``skip_ids``.
 
     Assertions absent from ``truth`` are answered FALSE with reason "unknown assertion". A
     per-question prompt gets ``ANSWER: <letter>`` (see :func:`oracle_choice`). Grading and
-    document prompts are answered by :mod:`grade_oracle` and :mod:`generate_oracle`.
+    document prompts are answered by :mod:`grade_oracle` and :mod:`generate_oracle`; robustness
+    prompts by :mod:`robust_oracle`, whose answers differ from the truth at about
+    ``disagreement`` and are refusals at ``refusal_rate``.
     """
+    text = robust_oracle.reply(
+        prompt, truth, seed=seed, disagreement=disagreement, refusal_rate=refusal_rate
+    )
+    if text is not None:
+        return text
     for special in (grade_oracle.reply, generate_oracle.reply):
         text = special(prompt, seed)
         if text is not None:

@@ -35,6 +35,7 @@ class ChatResult:
     finish_reason: str | None = None
     attempts: int = 1
     logprobs: list[TokenLogprob] | None = None  # the reply's tokens, when the provider sent them
+    refusal: str | None = None  # the provider's refusal message, when it sent one instead of text
 
 
 @dataclass(slots=True)

@@ -53,6 +53,8 @@ def simulated_provider(
         seed=s.seed,
         concurrency=config.judge.concurrency,
         truth_source=source,
+        disagreement=s.disagreement,
+        refusal_rate=s.refusal_rate,
     )
 
 

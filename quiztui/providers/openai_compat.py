@@ -272,6 +272,7 @@ class OpenAICompatProvider:
             tokens_out=int(usage.get("completion_tokens") or 0),
             finish_reason=choice.get("finish_reason"),
             logprobs=tokens or None,
+            refusal=_text_or_none(choice["message"].get("refusal")),
         )
 
     async def _stream_once(
@@ -283,6 +284,7 @@ class OpenAICompatProvider:
     ) -> ChatResult:
         result = ChatResult()
         parts: list[str] = []
+        refusal: list[str] = []
         tokens: list[TokenLogprob] = []
         texts = _TokenTexts()
         done = False
@@ -315,6 +317,9 @@ class OpenAICompatProvider:
                                 tokens += got
                                 if on_logprobs is not None:
                                     on_logprobs(got)  # before the text: see Provider.complete
+                        refused = _text_or_none((choice.get("delta") or {}).get("refusal"))
+                        if refused:
+                            refusal.append(refused)
                         delta = (choice.get("delta") or {}).get("content")
                         if delta:
                             parts.append(delta)
@@ -328,6 +333,7 @@ class OpenAICompatProvider:
                 ) from None
             raise _Retryable(type(exc).__name__) from None
         result.text = "".join(parts)
+        result.refusal = "".join(refusal) or None
         result.logprobs = tokens or None
         if not done and result.finish_reason is None:
             if parts:
@@ -337,3 +343,7 @@ class OpenAICompatProvider:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -14,6 +14,7 @@ import math
 from collections.abc import Mapping
 
 from quiztui.core.logprobs import TokenLogprob, oracle_logprobs, tokens_by_chunk
+from quiztui.core.robust_oracle import CONTENT_FILTERED
 from quiztui.core.simulation import oracle_reply
 from quiztui.providers.base import ChatRequest, ChatResult, OnLogprobs, OnRetry, OnText, Usage
 
@@ -38,6 +39,8 @@ class SimulatedProvider:
         seed: int = 0,
         concurrency: int = 16,
         truth_source: str = "key",
+        disagreement: float = 0.0,
+        refusal_rate: float = 0.0,
     ) -> None:
         self.truth = dict(truth)
         self.tpr = tpr
@@ -46,6 +49,8 @@ class SimulatedProvider:
         self.line_delay = line_delay
         self.seed = seed
         self.truth_source = truth_source
+        self.disagreement = disagreement  # robustness answers: see core.robust_oracle
+        self.refusal_rate = refusal_rate
         self.model = f"simulated-tpr{tpr:g}-tnr{tnr:g}"
         self.usage = Usage()
         self._sem = asyncio.Semaphore(max(1, concurrency))
@@ -69,7 +74,18 @@ class SimulatedProvider:
             self.usage.requests += 1
             if self.latency:
                 await asyncio.sleep(self.latency)
-            reply = oracle_reply(prompt, self.truth, tpr=self.tpr, tnr=self.tnr, seed=self.seed)
+            reply = oracle_reply(
+                prompt,
+                self.truth,
+                tpr=self.tpr,
+                tnr=self.tnr,
+                seed=self.seed,
+                disagreement=self.disagreement,
+                refusal_rate=self.refusal_rate,
+            )
+            finish = "stop"
+            if reply == CONTENT_FILTERED:
+                reply, finish = "", "content_filter"
             tokens: list[TokenLogprob] = []
             if request.logprobs:
                 tokens = oracle_logprobs(
@@ -89,7 +105,7 @@ class SimulatedProvider:
         tokens_out = approx_tokens(reply)
         self.usage.tokens_in += tokens_in
         self.usage.tokens_out += tokens_out
-        return ChatResult(reply, tokens_in, tokens_out, "stop", logprobs=tokens or None)
+        return ChatResult(reply, tokens_in, tokens_out, finish, logprobs=tokens or None)
 
     async def aclose(self) -> None:
         return None

@@ -17,6 +17,7 @@ from quiztui.errors import StoreError
 from quiztui.store.cache import VerdictCache
 from quiztui.store.db import connect
 from quiztui.store.grades import GradeStore
+from quiztui.store.robustness import RobustnessStore
 from quiztui.store.profiles import ProfileStore
 
 
@@ -61,6 +62,7 @@ class Store:
         self.cache = VerdictCache(self.conn)
         self.profiles = ProfileStore(self.conn)
         self.grades = GradeStore(self.conn)
+        self.robustness = RobustnessStore(self.conn)
 
     def close(self) -> None:
         self.conn.close()

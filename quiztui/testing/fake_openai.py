@@ -9,7 +9,11 @@ stream delays are ``asyncio.sleep`` calls, so slow requests never hold up others
 Faults, injected at a seeded random rate or queued with :meth:`FakeOpenAI.inject`, apply to chat
 requests only: ``429`` (with ``Retry-After``), ``500``, ``drop`` (close without a response),
 ``cut`` (close halfway through the body), ``malformed`` (garbage lines instead of some verdicts),
-``missing`` (about a third of the ids left out) and ``refusal`` (no verdicts at all).
+``missing`` (about a third of the ids left out) and ``refusal`` (no verdicts at all); and, only
+when asked for, ``content_filter`` (an empty reply ending with ``finish_reason`` "content_filter").
+
+Robustness prompts are answered by :mod:`quiztui.core.robust_oracle`: ``disagreement`` and
+``refusal_rate`` set how often an answer differs from the truth and how often it is refused.
 
 Asked for ``logprobs`` (and ``top_logprobs``), it returns OpenAI-shaped ``logprobs.content`` in
 non-streamed replies and in every streamed chunk: the reply cut into word pieces, each verdict word
@@ -42,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from quiztui.core.assertions import parse_rendered_batch
 from quiztui.core.logprobs import TokenLogprob, oracle_logprobs, tokens_by_chunk
+from quiztui.core.robust_oracle import CONTENT_FILTERED
 from quiztui.core.simulation import oracle_reply, truth_table
 
 if TYPE_CHECKING:
@@ -57,6 +62,8 @@ __all__ = [
 ]
 
 FAULT_KINDS: tuple[str, ...] = ("429", "500", "drop", "cut", "malformed", "missing", "refusal")
+# Injectable but not drawn by default: an empty reply that ends with finish_reason "content_filter".
+EXTRA_FAULT_KINDS: tuple[str, ...] = ("content_filter",)
 REFUSAL_TEXT = "I'm sorry, but I can't help with that."
 CHAT_PATH = "/v1/chat/completions"
 _JSON = "application/json"
@@ -173,6 +180,8 @@ class FakeOpenAI:
         fault_seed: int = 0,
         retry_after: float = 1,
         reject_logprobs: bool = False,
+        disagreement: float = 0.0,
+        refusal_rate: float = 0.0,
     ) -> None:
         for kind in fault_kinds:
             _check_kind(kind)
@@ -189,6 +198,9 @@ class FakeOpenAI:
         self.fault_seed = fault_seed
         self.retry_after = retry_after
         self.reject_logprobs = reject_logprobs
+        # Robustness answers (core.robust_oracle): how often an answer differs from the truth,
+        # and how often it is a refusal (in words, or a content-filter stop).
+        self.disagreement, self.refusal_rate = disagreement, refusal_rate
         self._fault_rng = random.Random(fault_seed)
         self._queued: deque[str] = deque()
         self._lock = threading.Lock()
@@ -479,6 +491,9 @@ class FakeOpenAI:
             return False
 
         content, faulted = self._content(prompt, list(asked), fault, base["index"])
+        finish = "stop"
+        if fault == "content_filter" or content == CONTENT_FILTERED:
+            content, finish = "", "content_filter"
         tokens = None
         if logprobs:
             tokens = oracle_logprobs(prompt, content, self.truth, seed=self.seed, top_n=top_n or 0)
@@ -499,7 +514,7 @@ class FakeOpenAI:
                 "logprobs": None
                 if tokens is None
                 else {"content": _logprob_items(tokens), "refusal": None},
-                "finish_reason": "stop",
+                "finish_reason": finish,
             }
             obj = {**common, "object": "chat.completion", "choices": [choice], "usage": usage}
             data = json.dumps(obj).encode()
@@ -511,7 +526,7 @@ class FakeOpenAI:
             self._send(writer, 200, data, keep_alive)
             return keep_alive
         return await self._stream(
-            writer, keep_alive, common, content, usage, include_usage, fault, tokens
+            writer, keep_alive, common, content, usage, include_usage, fault, tokens, finish
         )
 
     def _content(
@@ -527,7 +542,14 @@ class FakeOpenAI:
         hit.sort(key=ids.index)
         skip = frozenset(hit) if fault == "missing" else frozenset()
         reply = oracle_reply(
-            prompt, self.truth, tpr=self.tpr, tnr=self.tnr, seed=self.seed, skip_ids=skip
+            prompt,
+            self.truth,
+            tpr=self.tpr,
+            tnr=self.tnr,
+            seed=self.seed,
+            skip_ids=skip,
+            disagreement=self.disagreement,
+            refusal_rate=self.refusal_rate,
         )
         if fault == "missing":
             return reply, tuple(hit)
@@ -565,6 +587,7 @@ class FakeOpenAI:
         include_usage: bool,
         fault: str | None,
         tokens: list[TokenLogprob] | None = None,
+        finish: str = "stop",
     ) -> bool:
         chunk = {**common, "object": "chat.completion.chunk"}
         extra = {"usage": None} if include_usage else {}
@@ -586,7 +609,7 @@ class FakeOpenAI:
         if fault == "cut":
             events = events[: 1 + len(pieces) // 2]
         else:
-            events.append(event({}, "stop"))
+            events.append(event({}, finish))
             if include_usage:
                 events.append(_sse({**chunk, "choices": [], "usage": usage}))
             events.append(_DONE)
@@ -610,8 +633,9 @@ class FakeOpenAI:
 
 
 def _check_kind(kind: str) -> None:
-    if kind not in FAULT_KINDS:
-        raise ValueError(f"unknown fault kind {kind!r}; choose from {', '.join(FAULT_KINDS)}")
+    if kind not in FAULT_KINDS + EXTRA_FAULT_KINDS:
+        known = ", ".join(FAULT_KINDS + EXTRA_FAULT_KINDS)
+        raise ValueError(f"unknown fault kind {kind!r}; choose from {known}")
 
 
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
@@ -656,6 +680,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--retry-after", type=float, default=1)
     parser.add_argument("--reject-logprobs", action="store_true", help="answer logprobs with 400")
     parser.add_argument("--require-key-env", help="environment variable holding the required key")
+    parser.add_argument(
+        "--disagreement", type=float, default=0.0, help="robustness: P(an answer is not the truth)"
+    )
+    parser.add_argument(
+        "--refusal-rate", type=float, default=0.0, help="robustness: P(an answer is refused)"
+    )
     args = parser.parse_args(argv)
 
     truth: dict[str, bool] = {}
@@ -683,6 +713,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         fault_seed=args.fault_seed,
         retry_after=args.retry_after,
         reject_logprobs=args.reject_logprobs,
+        disagreement=args.disagreement,
+        refusal_rate=args.refusal_rate,
     )
     with server:
         print(f"fake OpenAI server at {server.base_url} ({len(truth)} known assertions)")
