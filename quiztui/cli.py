@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from quiztui import __version__, cli_calibrate, cli_generate, cli_grade
+from quiztui import __version__, cli_calibrate, cli_generate, cli_grade, cli_review, cli_robustness
 from quiztui.config import Config, load_config, write_default_config
 from quiztui.core.bayes import JudgeAccuracy
 from quiztui.core.kscore import BADGE_SEVERITY, Badge
@@ -30,7 +30,9 @@ COMMANDS = (
     "profiles",
     "panel",
     "grade",
+    "review",
     "generate",
+    "robustness",
 )
 
 
@@ -97,7 +99,9 @@ def _parser() -> argparse.ArgumentParser:
     cli_calibrate.add_parsers(sub, common, judge)
     cli_calibrate.add_panel_parser(sub, common, judge)
     cli_grade.add_parser(sub, common, judge)
+    cli_review.add_parser(sub, common, judge)
     cli_generate.add_parser(sub, common, judge)
+    cli_robustness.add_parser(sub, common, judge)
     return p
 
 
@@ -314,6 +318,9 @@ def cmd_vet(config: Config, args: argparse.Namespace, tui: bool) -> int:
         if tui:
             from quiztui.tui.app import QuiztuiApp
 
+            robustness_settings = cli_robustness.settings(config)
+            latest = store.robustness.latest_fragility(quiz.content_hash())
+
             app = QuiztuiApp(
                 quiz,
                 start_run,
@@ -330,6 +337,11 @@ def cmd_vet(config: Config, args: argparse.Namespace, tui: bool) -> int:
                     config, store, items, None, grader
                 ),
                 default_grader=config.grade.grader,
+                start_robustness=lambda: cli_robustness.robustness_events(
+                    config, store, quiz, robustness_settings
+                ),
+                robustness_settings=robustness_settings,
+                fragility=latest[1] if latest else None,
             )
             app.run()
             return 0
@@ -421,8 +433,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cli_calibrate.cmd_panel(config, args)
         if args.command == "grade":
             return cli_grade.cmd_grade(config, args)
+        if args.command == "review":
+            return cli_review.cmd_review(config, args)
         if args.command == "generate":
             return cli_generate.cmd_generate(config, args)
+        if args.command == "robustness":
+            return cli_robustness.cmd_robustness(config, args)
         return cmd_vet(config, args, tui=not args.no_tui)
     except QuizFormatError as exc:
         # Every problem on its own self-contained line: file, location, field, message.

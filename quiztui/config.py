@@ -137,7 +137,7 @@ class SimulatedConfig(_Section):
     line_delay: float = Field(0.06, ge=0.0, description="seconds between streamed reply lines")
     seed: int = Field(0, description="seed of the simulated judge's errors")
     disagreement: float = Field(
-        0.15,
+        0.08,
         ge=0.0,
         le=1.0,
         description="robustness: P(a simulated answer differs from the true one), per answer",

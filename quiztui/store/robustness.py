@@ -35,8 +35,20 @@ _RUN_COLUMNS = (
 
 
 def _run(row: tuple[Any, ...]) -> RobustnessRunRecord:
-    head, simulated, summary = row[:-2], row[-2], row[-1]
-    return RobustnessRunRecord(*head, bool(simulated), json.loads(summary) if summary else None)
+    return RobustnessRunRecord(
+        id=row[0],
+        created_at=row[1],
+        finished_at=row[2],
+        status=row[3],
+        quiz_path=row[4],
+        quiz_title=row[5],
+        quiz_hash=row[6],
+        format=row[7],
+        variants=row[8],
+        judge_label=row[9],
+        simulated=bool(row[10]),
+        summary=json.loads(row[11]) if row[11] else None,
+    )
 
 
 class RobustnessStore:

@@ -17,7 +17,7 @@ from quiztui.core.quiz import Quiz
 from quiztui.pipeline.events import VetEvent
 from quiztui.tui.commands import QuiztuiCommands
 from quiztui.tui.help import HelpScreen, collect_sections
-from quiztui.tui.messages import JudgeProfileStored, RunStatusChanged
+from quiztui.tui.messages import FragilityMeasured, JudgeProfileStored, RunStatusChanged
 from quiztui.tui.screens.confirm import ConfirmQuitScreen
 from quiztui.tui.screens.vet import VetScreen
 from quiztui.tui.themes import DEFAULT_THEME, FALLBACK_THEME, THEMES_DIR, load_themes
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from quiztui.pipeline.calibrate import CalibrationRequest
     from quiztui.tui.screens.calibrate import CalibrateScreen
     from quiztui.tui.screens.grade import GradeScreen
+    from quiztui.tui.screens.robustness import RobustnessScreen
 
 # Keys every quiztui app has (the vet app and ``quiztui grade --tui``).
 APP_BINDINGS: tuple[BindingType, ...] = (
@@ -56,6 +57,7 @@ class QuiztuiApp(App[None]):
         *APP_BINDINGS,
         # Not `g`: the tables keep it for "first row". Only on the vet screen (check_action).
         Binding("a", "open_grade", "Grade an answer", id="app.grade", show=False),
+        Binding("p", "open_robustness", "Paraphrase robustness", id="app.robustness", show=False),
     ]
 
     def __init__(
@@ -77,6 +79,9 @@ class QuiztuiApp(App[None]):
         default_mode: str = "assertion",
         start_grading: Callable[[list[GradeItem], str], AsyncIterator[Any]] | None = None,
         default_grader: str = "rubric10",
+        start_robustness: Callable[[], AsyncIterator[Any]] | None = None,
+        robustness_settings: Any = None,
+        fragility: dict[str, tuple[bool, str]] | None = None,
     ) -> None:
         super().__init__()
         self.quiz = quiz
@@ -94,6 +99,10 @@ class QuiztuiApp(App[None]):
         self.start_grading = start_grading
         self.default_grader = default_grader
         self.grade_screen: GradeScreen | None = None
+        # ``start_robustness()`` gives a robustness run's events for this quiz (None: unavailable)
+        self.start_robustness = start_robustness
+        self.robustness_settings = robustness_settings
+        self.robustness_screen: RobustnessScreen | None = None
         self.requested_theme = theme_name
         self.vet_screen = VetScreen(
             quiz,
@@ -104,6 +113,7 @@ class QuiztuiApp(App[None]):
             autorun=autorun,
             clock=clock,
             flush_interval=flush_interval,
+            fragility=fragility,
         )
         loaded = load_themes(themes_dir if themes_dir is not None else THEMES_DIR)
         self.theme_problems = loaded.problems
@@ -189,10 +199,36 @@ class QuiztuiApp(App[None]):
     def action_open_grade(self) -> None:
         self.open_grade()
 
+    def open_robustness(self) -> None:
+        """Show the Robustness screen for this quiz; made (and run) on first use, kept after."""
+        from quiztui.tui.screens.robustness import RobustnessScreen
+
+        if isinstance(self.screen, RobustnessScreen):
+            return
+        if self.robustness_screen is None:
+            self.robustness_screen = RobustnessScreen(
+                self.quiz,
+                self.start_robustness,
+                settings=self.robustness_settings,
+                flush_interval=self.flush_interval,
+            )
+            self.install_screen(self.robustness_screen, name="robustness")
+        self.push_screen("robustness")
+
+    def action_open_robustness(self) -> None:
+        self.open_robustness()
+
+    def on_fragility_measured(self, message: FragilityMeasured) -> None:
+        self.vet_screen.set_fragility(message.flags)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "open_grade":
+        if action in ("open_grade", "open_robustness"):
             return isinstance(self.screen, VetScreen)
         return True
+
+    @property
+    def measuring_robustness(self) -> bool:
+        return self.robustness_screen is not None and self.robustness_screen.running
 
     @property
     def grading(self) -> bool:
@@ -208,7 +244,9 @@ class QuiztuiApp(App[None]):
         self.push_screen(HelpScreen(collect_sections(self.screen)))
 
     async def action_quit(self) -> None:
-        busy = self.vet_screen.running or self.calibrating or self.grading
+        busy = (
+            self.vet_screen.running or self.calibrating or self.grading or self.measuring_robustness
+        )
         if not busy or isinstance(self.screen, ConfirmQuitScreen):
             self.exit()
             return
@@ -223,5 +261,7 @@ class QuiztuiApp(App[None]):
             else "A calibration is running. Quit anyway?"
             if self.calibrating
             else "Grading is running. Quit anyway?"
+            if self.grading
+            else "A robustness run is in progress. Quit anyway?"
         )
         self.push_screen(ConfirmQuitScreen(question), callback=answered)

@@ -1,13 +1,14 @@
-"""``quiztui grade --tui``: a small app whose home screen is the Grade or the Benchmark screen.
+"""A small app with one home screen, for the tools' ``--tui``: ``quiztui grade`` (the Grade or
+the Benchmark screen) and ``quiztui robustness`` (the Robustness screen).
 
 Themes, F1 help, the command palette and the quit confirmation work as in the vet app.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from textual.app import App
 from textual.binding import BindingType
@@ -22,17 +23,28 @@ from quiztui.tui.screens.grade import GradeScreen
 from quiztui.tui.themes import DEFAULT_THEME, FALLBACK_THEME, THEMES_DIR, load_themes
 
 
+class HomeScreen(Protocol):
+    """What the app needs from its home screen (a Textual Screen)."""
+
+    @property
+    def running(self) -> bool: ...
+
+    def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]: ...
+
+
 class GradeCommands(CommandList):
     """The home screen's commands, then help, themes and quit."""
 
     def _commands(self) -> Iterator[Command]:
         app: GradeApp = self.app  # type: ignore[assignment]
-        yield from app.home.palette_commands()
+        home: HomeScreen = app.home  # type: ignore[assignment]
+        yield from home.palette_commands()
         yield from app_commands(app, "Quit (asks while grading)")
 
 
 class GradeApp(App[None]):
-    """Shows ``home`` (a :class:`GradeScreen` or :class:`BenchmarkScreen`) as its only screen."""
+    """Shows ``home`` (a screen with ``running`` and ``palette_commands()``, e.g.
+    :class:`GradeScreen`) as its only screen."""
 
     CSS_PATH = "app.tcss"
     TITLE = "quiztui grade"
@@ -41,13 +53,16 @@ class GradeApp(App[None]):
 
     def __init__(
         self,
-        home: GradeScreen | BenchmarkScreen,
+        home: Screen[None],
         *,
         theme_name: str | None = None,
         themes_dir: Path | None = None,
+        title: str | None = None,
     ) -> None:
         super().__init__()
         self.home = home
+        if title:
+            self.title = title
         self.requested_theme = theme_name
         loaded = load_themes(themes_dir if themes_dir is not None else THEMES_DIR)
         self.theme_problems = loaded.problems
@@ -81,7 +96,8 @@ class GradeApp(App[None]):
         self.push_screen(HelpScreen(collect_sections(self.screen)))
 
     async def action_quit(self) -> None:
-        if not self.home.running or isinstance(self.screen, ConfirmQuitScreen):
+        home: HomeScreen = self.home  # type: ignore[assignment]
+        if not home.running or isinstance(self.screen, ConfirmQuitScreen):
             self.exit()
             return
 
@@ -89,7 +105,13 @@ class GradeApp(App[None]):
             if quit_app:
                 self.exit()
 
-        what = "Grading" if isinstance(self.home, GradeScreen) else "A benchmark"
+        what = (
+            "Grading"
+            if isinstance(self.home, GradeScreen)
+            else "A benchmark"
+            if isinstance(self.home, BenchmarkScreen)
+            else "A run"
+        )
         self.push_screen(ConfirmQuitScreen(f"{what} is running. Quit anyway?"), callback=answered)
 
 

@@ -24,3 +24,11 @@ class JudgeProfileStored(Message):
     def __init__(self, profile: JudgeProfile) -> None:
         super().__init__()
         self.profile = profile
+
+
+class FragilityMeasured(Message):
+    """A robustness run finished: question id → (fragile, why), for the vet questions table."""
+
+    def __init__(self, flags: dict[str, tuple[bool, str]]) -> None:
+        super().__init__()
+        self.flags = flags

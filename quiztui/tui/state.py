@@ -46,6 +46,7 @@ class QuestionRecord:
     question: Question
     options: dict[int, AssertionRecord] = field(default_factory=dict)
     score: QuestionScored | None = None
+    fragile: tuple[bool, str] | None = None  # from the newest robustness run: (fragile, why)
 
 
 class RunState:

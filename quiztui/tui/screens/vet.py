@@ -82,6 +82,7 @@ class VetScreen(Screen[None]):
         autorun: bool,
         clock: Callable[[], float],
         flush_interval: float,
+        fragility: dict[str, tuple[bool, str]] | None = None,
     ) -> None:
         super().__init__(id="vet")
         self.quiz = quiz
@@ -93,6 +94,9 @@ class VetScreen(Screen[None]):
         self.clock = clock
         self.flush_interval = flush_interval
         self.state = RunState(quiz, clock)
+        # question id → (fragile, why), from the newest robustness run of this quiz
+        self.fragility: dict[str, tuple[bool, str]] = dict(fragility or {})
+        self._apply_fragility()
         self.badge_filter = "all"
         self.text_filter = ""
         self._run_token = 0
@@ -148,6 +152,7 @@ class VetScreen(Screen[None]):
         """Start a fresh run (a running one is cancelled by the exclusive worker group)."""
         self._run_token += 1
         self.state = RunState(self.quiz, self.clock)
+        self._apply_fragility()
         self._verdict_rows.clear()
         self._seq_by_row.clear()
         self.verdicts_table.clear()
@@ -155,6 +160,18 @@ class VetScreen(Screen[None]):
         self.state.begin()
         self._status_changed()
         self._run_worker = self._run(self._run_token)
+
+    def _apply_fragility(self) -> None:
+        for qid, record in self.state.questions.items():
+            record.fragile = self.fragility.get(qid)
+
+    def set_fragility(self, flags: dict[str, tuple[bool, str]]) -> None:
+        """Show a robustness run's fragility flags beside the badges."""
+        self.fragility = dict(flags)
+        self._apply_fragility()
+        if self.is_mounted:
+            for record in self.state.questions.values():
+                self.questions_table.refresh_question(record)
 
     def action_cancel_run(self) -> None:
         if self._run_worker is not None and self.running:

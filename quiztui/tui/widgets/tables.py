@@ -99,12 +99,13 @@ class QuestionsTable(NavTable):
 
     COLUMNS: ClassVar[Sequence[ColumnSpec]] = (
         ColumnSpec("num", "#", 3),
-        ColumnSpec("question", "question", 12, flex=3),
+        ColumnSpec("question", "question", 10, flex=3),
         ColumnSpec("key", "key", 10),
         ColumnSpec("k", "k", 3),
         ColumnSpec("badge", "badge", 12),
+        ColumnSpec("robust", "robust", 7),
         ColumnSpec("confidence", "conf", 4),
-        ColumnSpec("suggested", "suggested option", 14, flex=1),
+        ColumnSpec("suggested", "suggested option", 10, flex=1),
     )
 
     @staticmethod
@@ -112,13 +113,21 @@ class QuestionsTable(NavTable):
         return str(record.score.badge) if record.score is not None else str(Badge.PENDING)
 
     @staticmethod
-    def live_cells(record: QuestionRecord) -> dict[str, Cell]:
+    def robust_cell(record: QuestionRecord) -> Cell:
+        """The fragility flag of the newest robustness run (blank when none was measured)."""
+        if record.fragile is None:
+            return cell("")
+        return cell("fragile", "bold yellow") if record.fragile[0] else cell("ok", "dim")
+
+    @classmethod
+    def live_cells(cls, record: QuestionRecord) -> dict[str, Cell]:
         """The cells that change during a run, by column key."""
         score = record.score
         if score is None:  # k is the pipeline's to compute; until it scores, show nothing
             return {
                 "k": cell(DASH, "dim"),
                 "badge": badge_cell(Badge.PENDING),
+                "robust": cls.robust_cell(record),
                 "confidence": cell(DASH, "dim"),
                 "suggested": cell(""),
             }
@@ -132,6 +141,7 @@ class QuestionsTable(NavTable):
         return {
             "k": cell(f"{score.k}/{score.n}"),
             "badge": badge_cell(score.badge),
+            "robust": cls.robust_cell(record),
             "confidence": cell(confidence_text(score.confidence)),
             "suggested": suggested,
         }
@@ -146,6 +156,7 @@ class QuestionsTable(NavTable):
             option_cell(q.key, q.options[q.key]) if 0 <= q.key < q.n else cell("?"),
             live["k"],
             live["badge"],
+            live["robust"],
             live["confidence"],
             live["suggested"],
         ]
