@@ -69,7 +69,8 @@ def settings(config: Config, args: argparse.Namespace | None = None) -> Any:
     from quiztui.pipeline.robustness import RobustnessSettings
 
     c = config.robustness
-    variants = getattr(args, "variants", None) or c.variants
+    variants = getattr(args, "variants", None)
+    variants = c.variants if variants is None else variants
     if variants < 1 or variants > 20:
         raise QuiztuiError("robustness: --variants must be from 1 to 20")
     return RobustnessSettings(

@@ -23,6 +23,10 @@ at the simulated judge's confidence (:func:`quiztui.core.logprobs.oracle_logprob
 Token counts are an approximation, not a tokenizer: ``ceil(len(text) / 4)`` for every message's
 content, summed, gives ``prompt_tokens``; the same over the reply gives ``completion_tokens``.
 
+``responder`` (a constructor argument and attribute) scripts replies: called with the last user
+message of each chat request, the text it returns is the reply; when it returns None (or is
+unset) the oracle answers. Faults still apply on top. It runs on the server's thread.
+
 The request log records whether an ``Authorization`` header was sent, never its value.
 """
 
@@ -39,7 +43,7 @@ import socket
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
@@ -182,6 +186,7 @@ class FakeOpenAI:
         reject_logprobs: bool = False,
         disagreement: float = 0.0,
         refusal_rate: float = 0.0,
+        responder: Callable[[str], str | None] | None = None,
     ) -> None:
         for kind in fault_kinds:
             _check_kind(kind)
@@ -201,6 +206,7 @@ class FakeOpenAI:
         # Robustness answers (core.robust_oracle): how often an answer differs from the truth,
         # and how often it is a refusal (in words, or a content-filter stop).
         self.disagreement, self.refusal_rate = disagreement, refusal_rate
+        self.responder = responder  # prompt -> scripted reply, or None to let the oracle answer
         self._fault_rng = random.Random(fault_seed)
         self._queued: deque[str] = deque()
         self._lock = threading.Lock()
@@ -541,16 +547,18 @@ class FakeOpenAI:
         hit = rng.sample(ids, max(1, round(len(ids) / 3))) if ids else []
         hit.sort(key=ids.index)
         skip = frozenset(hit) if fault == "missing" else frozenset()
-        reply = oracle_reply(
-            prompt,
-            self.truth,
-            tpr=self.tpr,
-            tnr=self.tnr,
-            seed=self.seed,
-            skip_ids=skip,
-            disagreement=self.disagreement,
-            refusal_rate=self.refusal_rate,
-        )
+        reply = self.responder(prompt) if self.responder is not None else None
+        if reply is None:
+            reply = oracle_reply(
+                prompt,
+                self.truth,
+                tpr=self.tpr,
+                tnr=self.tnr,
+                seed=self.seed,
+                skip_ids=skip,
+                disagreement=self.disagreement,
+                refusal_rate=self.refusal_rate,
+            )
         if fault == "missing":
             return reply, tuple(hit)
         if fault != "malformed":

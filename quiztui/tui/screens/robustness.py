@@ -104,6 +104,11 @@ class RobustProgress:
     error: str | None = None
 
 
+def _tidy(value: Any) -> Any:
+    """-0.0004 shows as 0.000, not -0.000."""
+    return round(value, 3) + 0.0 if isinstance(value, float) and value == value else value
+
+
 def _num(value: Any, digits: int = 2) -> str:
     return DASH if value is None or value != value else f"{value:.{digits}f}"
 
@@ -139,7 +144,7 @@ def row_cells(record: RobustRecord, slots: int) -> dict[str, Cell]:
         "answers": answers_text(record, slots),
     }
     if r is None:
-        waiting = "not run" if record.stopped else "asking…" if record.forms else "rewriting…"
+        waiting = "not run" if record.stopped else "asking" if record.forms else "…"
         cells["flag"] = cell(waiting, "dim")
         for key in ("A", "Y", "mu", "H", "M2"):
             cells[key] = cell(DASH, "dim")
@@ -159,15 +164,15 @@ def row_cells(record: RobustRecord, slots: int) -> dict[str, Cell]:
 class RobustTable(NavTable):
     COLUMNS: ClassVar[Sequence[ColumnSpec]] = (
         ColumnSpec("num", "#", 3),
-        ColumnSpec("question", "question", 12, flex=3),
-        ColumnSpec("flag", "robust", 11),
-        ColumnSpec("answers", "answers (q0 first)", 18),
+        ColumnSpec("question", "question", 10, flex=3),
+        ColumnSpec("flag", "robust", 8),
+        ColumnSpec("answers", "answers", 12),
         ColumnSpec("A", "A", 2),
         ColumnSpec("Y", "Ŷ", 2),
         ColumnSpec("mu", "µD", 4),
         ColumnSpec("H", "Hη", 4),
         ColumnSpec("M2", "M2", 4),
-        ColumnSpec("why", "why", 10, flex=2),
+        ColumnSpec("why", "why", 8, flex=2),
     )
 
 
@@ -210,9 +215,9 @@ class RobustnessScreen(Screen[None]):
     RobustnessScreen { layout: vertical; }
     #rob-header { height: auto; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
     #rob-table { height: 1fr; min-height: 4; }
-    #rob-bottom { height: 12; border-top: solid $primary; }
-    #rob-metrics { width: 52; padding: 0 1; }
-    #rob-chart { width: 1fr; }
+    #rob-bottom { height: 11; border-top: solid $primary; }
+    #rob-metrics { width: 50; padding: 0 1; }
+    #rob-chart { width: 1fr; min-width: 24; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -460,18 +465,19 @@ class RobustnessScreen(Screen[None]):
             return text
         q = summary.quiz
         for i, (name, sym) in enumerate(QUIZ_METRICS):
-            text.append(f"{sym:>2} ", style="bold")
-            text.append(f"{_num(getattr(q, name), 3):<7}")
-            text.append("\n" if i % 3 == 2 else "  ")
+            text.append(f"{sym} ", style="bold")
+            text.append(_num(_tidy(getattr(q, name)), 3))
+            text.append("\n" if i in (4, len(QUIZ_METRICS) - 1) else "  ")
         ok = q.ordering_holds
-        text.append("ordering Ω ≤ min(Ŷ,A) ≤ max(Ŷ,A) ≤ O ", style="dim")
+        text.append("Ω ≤ min(Ŷ,A) ≤ max(Ŷ,A) ≤ O ", style="dim")
         text.append("holds" if ok else "FAILS", style="green" if ok else "bold red")
         st = summary.statuses
         text.append(
             f"\nrefused {st.get('refused', 0)} · filtered {st.get('filtered', 0)}"
             f" · unparsed {st.get('unparsed', 0)} · failed {st.get('failed', 0)}"
-            f" · not asked {st.get('not asked', 0)}"
         )
+        if st.get("not asked"):
+            text.append(f" · not asked {st['not asked']}")
         text.append(
             f"\ntokens rewrite {summary.rewrite.tokens_in}/{summary.rewrite.tokens_out}"
             f" · answer {summary.answer.tokens_in}/{summary.answer.tokens_out}"
