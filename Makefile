@@ -21,7 +21,7 @@ test: $(BIN)/quiztui
 # `make test` skips those tests cleanly when the extra is absent.
 test-embed: $(BIN)/quiztui
 	$(BIN)/pip install --quiet -e '.[embed]'
-	env -u NO_COLOR $(BIN)/python -m pytest -q tests/test_embedding.py tests/test_grading_embed.py
+	env -u NO_COLOR $(BIN)/python -m pytest -q tests/test_embedding.py tests/test_grading_embed.py tests/test_robustness_embed.py
 
 check: $(BIN)/quiztui
 	$(BIN)/ruff check quiztui tests bench
