@@ -22,6 +22,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
@@ -287,6 +288,11 @@ class RobustnessScreen(Screen[None]):
     @property
     def table(self) -> RobustTable:
         return self.query_one("#rob-table", RobustTable)
+
+    CHART_MIN_WIDTH: ClassVar[int] = 100  # narrower, ten labelled bars do not fit beside the text
+
+    def on_resize(self, event: Resize) -> None:
+        self.query_one("#rob-chart", Chart).display = event.size.width >= self.CHART_MIN_WIDTH
 
     # -- runs -------------------------------------------------------------------------------------
 
