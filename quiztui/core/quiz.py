@@ -18,6 +18,9 @@ class Question(BaseModel):
     difficulty: str | None = None
     kind: str = "multiple"  # "multiple" or "boolean"
     source_line: int | None = None  # 1-based line (or item) in the source file
+    # The passage the question was written from (``quiztui generate`` output carries one); used by
+    # the review's relevance criterion. Not part of ``Quiz.content_hash``.
+    context: str | None = None
 
     @property
     def key_text(self) -> str:

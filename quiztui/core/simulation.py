@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 
-from quiztui.core import generate_oracle, grade_oracle, robust_oracle
+from quiztui.core import generate_oracle, grade_oracle, review_oracle, robust_oracle
 from quiztui.core.assertions import decompose, parse_rendered_batch
 from quiztui.core.question_mode import LETTERS, parse_rendered_question
 from quiztui.core.quiz import Quiz
@@ -65,7 +65,7 @@ def oracle_reply(
     )
     if text is not None:
         return text
-    for special in (grade_oracle.reply, generate_oracle.reply):
+    for special in (grade_oracle.reply, generate_oracle.reply, review_oracle.reply):
         text = special(prompt, seed)
         if text is not None:
             return text

@@ -49,6 +49,7 @@ class RawItem:
     difficulty: str | None = None
     kind: str | None = None  # None: "boolean" when the options are True/False, else "multiple"
     shuffle: bool = False
+    context: str | None = None  # the passage the question was written from, when the file has one
 
 
 @dataclass
@@ -129,6 +130,7 @@ class QuizBuilder:
                 difficulty=_clean(raw.difficulty),
                 kind=kind,
                 source_line=raw.line if raw.line is not None else raw.item,
+                context=_clean(raw.context),
             )
         )
 

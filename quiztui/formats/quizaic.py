@@ -1,8 +1,9 @@
 """Quizaic JSON: objects ``{"question", "responses": [...], "correct"}``.
 
 Either a JSON array of such objects (problems name the item and the line it starts on) or one
-object per line, JSON Lines style (problems name the line). Items may carry "category" and
-"difficulty".
+object per line, JSON Lines style (problems name the line). Items may carry "category",
+"difficulty" and "context" (the passage the question was written from, as ``quiztui generate``
+writes it).
 """
 
 from __future__ import annotations
@@ -116,6 +117,9 @@ def check_item(obj: Any, builder: QuizBuilder, *, line: int | None, item: int | 
             if not isinstance(option, str):
                 report(f"option {i + 1} must be a string (got {type_name(option)})", "responses")
     extras = category_and_difficulty(obj, report)
+    context = obj.get("context")
+    if context is not None and not isinstance(context, str):
+        report(f"must be a string (got {type_name(context)})", "context")
     if len(builder.problems) > count:
         return
     assert isinstance(question, str) and isinstance(correct, str) and isinstance(responses, list)
@@ -129,5 +133,6 @@ def check_item(obj: Any, builder: QuizBuilder, *, line: int | None, item: int | 
             item=item,
             category=extras["category"],
             difficulty=extras["difficulty"],
+            context=context if isinstance(context, str) else None,
         )
     )

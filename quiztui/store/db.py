@@ -195,6 +195,61 @@ CREATE TABLE robustness_questions (
 )
 """
 
+# v6: review runs (seed 004): each question's outcome and every iteration of its trajectory.
+SCHEMA_V6_REVIEWS = """
+CREATE TABLE review_runs (
+    id INTEGER PRIMARY KEY,
+    created_at REAL NOT NULL,
+    finished_at REAL,
+    status TEXT NOT NULL,
+    quiz_path TEXT,
+    quiz_title TEXT NOT NULL,
+    quiz_hash TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    max_iterations INTEGER NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    judge_label TEXT NOT NULL,
+    model2 TEXT,
+    judge2_label TEXT,
+    simulated INTEGER NOT NULL,
+    prompt_hash TEXT NOT NULL,
+    params_json TEXT NOT NULL,
+    summary_json TEXT
+);
+CREATE TABLE review_questions (
+    run_id INTEGER NOT NULL REFERENCES review_runs(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    question_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    context TEXT,
+    scores_json TEXT,
+    converged INTEGER,
+    converged_at INTEGER,
+    iterations INTEGER NOT NULL,
+    unscored TEXT,
+    rewrite INTEGER NOT NULL,
+    PRIMARY KEY (run_id, question_id)
+);
+CREATE TABLE review_iterations (
+    run_id INTEGER NOT NULL REFERENCES review_runs(id) ON DELETE CASCADE,
+    question_id TEXT NOT NULL,
+    iteration INTEGER NOT NULL,
+    judge INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    scores_json TEXT,
+    strengths_json TEXT,
+    flaws_json TEXT,
+    reply TEXT NOT NULL,
+    unparsed TEXT,
+    failed INTEGER NOT NULL,
+    attempts INTEGER NOT NULL,
+    tokens_in INTEGER NOT NULL,
+    tokens_out INTEGER NOT NULL,
+    PRIMARY KEY (run_id, question_id, iteration)
+)
+"""
+
 # Migration n brings the schema from version n to n + 1 (PRAGMA user_version).
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
@@ -202,6 +257,7 @@ MIGRATIONS: list[str] = [
     "ALTER TABLE cache ADD COLUMN p_true REAL",  # v3: P(true) from logprobs, cached with the verdict
     SCHEMA_V4_GRADES,
     SCHEMA_V5_ROBUSTNESS,
+    SCHEMA_V6_REVIEWS,
 ]
 
 

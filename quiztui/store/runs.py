@@ -17,8 +17,9 @@ from quiztui.errors import StoreError
 from quiztui.store.cache import VerdictCache
 from quiztui.store.db import connect
 from quiztui.store.grades import GradeStore
-from quiztui.store.robustness import RobustnessStore
 from quiztui.store.profiles import ProfileStore
+from quiztui.store.reviews import ReviewStore
+from quiztui.store.robustness import RobustnessStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,7 @@ class Store:
         self.cache = VerdictCache(self.conn)
         self.profiles = ProfileStore(self.conn)
         self.grades = GradeStore(self.conn)
+        self.reviews = ReviewStore(self.conn)
         self.robustness = RobustnessStore(self.conn)
 
     def close(self) -> None:
