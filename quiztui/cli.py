@@ -342,6 +342,9 @@ def cmd_vet(config: Config, args: argparse.Namespace, tui: bool) -> int:
                 ),
                 robustness_settings=robustness_settings,
                 fragility=latest[1] if latest else None,
+                start_review=cli_review.review_starter(config, store),
+                review_mode=config.review.mode,
+                review_low_score=config.review.low_score,
             )
             app.run()
             return 0

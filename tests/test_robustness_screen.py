@@ -9,6 +9,7 @@ markup, which must show literally). Regenerate the snapshots with
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
@@ -164,3 +165,35 @@ def test_snapshot_robustness_detail(snap_compare: SnapCompare) -> None:
         await pilot.pause()
 
     assert snap_compare(robustness_app(), terminal_size=SIZE, run_before=open_detail)
+
+
+async def test_the_vet_app_opens_the_review_screen(tmp_path: Path) -> None:
+    from quiztui.cli_review import review_starter
+    from quiztui.config import load_config
+    from quiztui.store import Store
+    from quiztui.tui.screens.review import ReviewScreen
+
+    quiz = make_quiz(3)
+    with Store(tmp_path / "runs.sqlite") as store:
+        app = QuiztuiApp(
+            quiz,
+            stream_factory(quiz),
+            judge_label="SIMULATED judge (TPR 0.9, TNR 0.9)",
+            simulated=True,
+            autorun=False,
+            clock=constant_clock(),
+            flush_interval=0.02,
+            start_review=review_starter(load_config(), store),
+            review_mode="direct",
+        )
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("v")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, ReviewScreen) and not screen.running
+            assert len(store.reviews.list_runs()) == 1
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.screen is app.vet_screen

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from quiztui.pipeline.calibrate import CalibrationRequest
     from quiztui.tui.screens.calibrate import CalibrateScreen
     from quiztui.tui.screens.grade import GradeScreen
+    from quiztui.tui.screens.review import ReviewScreen
     from quiztui.tui.screens.robustness import RobustnessScreen
 
 # Keys every quiztui app has (the vet app and ``quiztui grade --tui``).
@@ -58,6 +59,7 @@ class QuiztuiApp(App[None]):
         # Not `g`: the tables keep it for "first row". Only on the vet screen (check_action).
         Binding("a", "open_grade", "Grade an answer", id="app.grade", show=False),
         Binding("p", "open_robustness", "Paraphrase robustness", id="app.robustness", show=False),
+        Binding("v", "open_review", "Review question quality", id="app.review", show=False),
     ]
 
     def __init__(
@@ -82,6 +84,9 @@ class QuiztuiApp(App[None]):
         start_robustness: Callable[[], AsyncIterator[Any]] | None = None,
         robustness_settings: Any = None,
         fragility: dict[str, tuple[bool, str]] | None = None,
+        start_review: Callable[[Quiz, str], AsyncIterator[Any]] | None = None,
+        review_mode: str = "feedback",
+        review_low_score: int = 2,
     ) -> None:
         super().__init__()
         self.quiz = quiz
@@ -103,6 +108,10 @@ class QuiztuiApp(App[None]):
         self.start_robustness = start_robustness
         self.robustness_settings = robustness_settings
         self.robustness_screen: RobustnessScreen | None = None
+        # ``start_review(quiz, mode)`` gives a review run's events (None: unavailable)
+        self.start_review = start_review
+        self.review_mode, self.review_low_score = review_mode, review_low_score
+        self.review_screen: ReviewScreen | None = None
         self.requested_theme = theme_name
         self.vet_screen = VetScreen(
             quiz,
@@ -218,17 +227,41 @@ class QuiztuiApp(App[None]):
     def action_open_robustness(self) -> None:
         self.open_robustness()
 
+    def open_review(self) -> None:
+        """Show the Review screen (MIRROR) for this quiz; made (and run) on first use."""
+        from quiztui.tui.screens.review import ReviewScreen
+
+        if isinstance(self.screen, ReviewScreen):
+            return
+        if self.review_screen is None:
+            self.review_screen = ReviewScreen(
+                self.quiz,
+                self.start_review,
+                mode=self.review_mode,
+                low_score=self.review_low_score,
+                flush_interval=self.flush_interval,
+            )
+            self.install_screen(self.review_screen, name="review")
+        self.push_screen("review")
+
+    def action_open_review(self) -> None:
+        self.open_review()
+
     def on_fragility_measured(self, message: FragilityMeasured) -> None:
         self.vet_screen.set_fragility(message.flags)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("open_grade", "open_robustness"):
+        if action in ("open_grade", "open_robustness", "open_review"):
             return isinstance(self.screen, VetScreen)
         return True
 
     @property
     def measuring_robustness(self) -> bool:
         return self.robustness_screen is not None and self.robustness_screen.running
+
+    @property
+    def reviewing(self) -> bool:
+        return self.review_screen is not None and self.review_screen.running
 
     @property
     def grading(self) -> bool:
@@ -245,7 +278,11 @@ class QuiztuiApp(App[None]):
 
     async def action_quit(self) -> None:
         busy = (
-            self.vet_screen.running or self.calibrating or self.grading or self.measuring_robustness
+            self.vet_screen.running
+            or self.calibrating
+            or self.grading
+            or self.measuring_robustness
+            or self.reviewing
         )
         if not busy or isinstance(self.screen, ConfirmQuitScreen):
             self.exit()
@@ -263,5 +300,7 @@ class QuiztuiApp(App[None]):
             else "Grading is running. Quit anyway?"
             if self.grading
             else "A robustness run is in progress. Quit anyway?"
+            if self.measuring_robustness
+            else "A review is in progress. Quit anyway?"
         )
         self.push_screen(ConfirmQuitScreen(question), callback=answered)
