@@ -126,7 +126,11 @@ class ReviewConfig(_Section):
     judge2_model: str = Field("", description="second judge's model (empty: the judge's model)")
     judge2_base_url: str = Field("", description="second judge's base URL (empty: the judge's)")
     low_score: int = Field(
-        2, ge=1, le=5, description="a rating at or below this marks the question for rewriting"
+        2,
+        ge=1,
+        le=5,
+        description="a grammaticality, appropriateness or relevance rating at or below this"
+        " marks the question for rewriting",
     )
 
 

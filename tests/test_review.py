@@ -248,6 +248,7 @@ def test_final_scores_are_the_agreed_ones_else_the_latest_given() -> None:
     assert final_scores([None, None]) is None
     assert needs_rewrite((5, 5, 2, 5, 5), 2) and not needs_rewrite((5, 5, 3, 5, 5), 2)
     assert not needs_rewrite(None, 2)
+    assert not needs_rewrite((5, 5, 5, 1, 1), 2)  # novelty and complexity describe, not flag
 
 
 # --- agreement with human ratings ----------------------------------------------------------------

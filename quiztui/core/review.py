@@ -123,10 +123,17 @@ class ReviewOutcome:
         return None if self.scores is None else self.scores[CRITERIA.index(criterion)]
 
 
+# The criteria a quiz question must meet. Novelty and complexity describe a question (a plain
+# recall question is fine in a quiz), so a low score there is shown but does not flag it.
+REWRITE_CRITERIA: tuple[str, ...] = ("grammaticality", "appropriateness", "relevance")
+
+
 def needs_rewrite(scores: Scores | None, low_score: int) -> bool:
-    """A question is flagged for rewriting when any of its final scores is at or below
-    ``low_score``."""
-    return scores is not None and min(scores) <= low_score
+    """A question is flagged for rewriting when its final grammaticality, appropriateness or
+    relevance score is at or below ``low_score``."""
+    if scores is None:
+        return False
+    return min(scores[CRITERIA.index(c)] for c in REWRITE_CRITERIA) <= low_score
 
 
 # --- the convergence rule ----------------------------------------------------------------------

@@ -666,7 +666,7 @@ def summary_lines(s: ReviewSummary, md: bool = False) -> list[str]:
     if s.mode == "feedback":
         head += f" · converged {s.converged} · not converged {s.not_converged}"
         head += f" · mean iterations {_num(s.mean_iterations, 1)}"
-    head += f" · rewrite {s.rewrite} (a score ≤ {s.low_score})"
+    head += f" · rewrite {s.rewrite} (gram/appr/rel ≤ {s.low_score})"
     means = " · ".join(f"{c} {_num(s.means.get(c))}" for c in CRITERIA)
     lines = [
         head,

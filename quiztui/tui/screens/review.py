@@ -2,8 +2,8 @@
 
 ``start(quiz, mode)`` (``cli_review.review_starter`` behind a closure) yields a review run's events.
 The table has one row per question from the start — its five final ratings, whether the two judges
-converged (and at which iteration), and a ``REWRITE`` flag when a rating is at or below
-``low_score``. Below it, the trajectory of the highlighted question: every iteration's judge,
+converged (and at which iteration), and a ``REWRITE`` flag when a grammaticality, appropriateness
+or relevance rating is at or below ``low_score``. Below it, the trajectory of the highlighted question: every iteration's judge,
 scores, strengths and flaws (``v`` adds the raw replies), or the reply being written. ``s``
 swaps in the run summary, with the agreement against human ratings beside the paper's figures.
 
@@ -634,7 +634,7 @@ class ReviewScreen(Screen[None]):
         text.append(str(p.unscored), style=UNSCORED_STYLE if p.unscored else "")
         text.append(" · rewrite ")
         text.append(str(p.rewrite), style=LOW_STYLE if p.rewrite else "")
-        text.append(f" (a rating ≤ {self.low_score}) · retries and re-asks {p.retries}")
+        text.append(f" (gram/appr/rel ≤ {self.low_score}) · retries and re-asks {p.retries}")
         return text
 
     def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
