@@ -122,7 +122,9 @@ class ReviewConfig(_Section):
         5, ge=2, le=50, description="feedback: iteration cap (not converged when reached)"
     )
     temperature: float = Field(0.7, ge=0.0, le=2.0, description="review temperature (seed: 0.7)")
-    max_reasks: int = Field(1, ge=0, le=5, description="times a reply with no scores is asked again")
+    max_reasks: int = Field(
+        1, ge=0, le=5, description="times a reply with no scores is asked again"
+    )
     judge2_model: str = Field("", description="second judge's model (empty: the judge's model)")
     judge2_base_url: str = Field("", description="second judge's base URL (empty: the judge's)")
     low_score: int = Field(

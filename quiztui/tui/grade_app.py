@@ -17,9 +17,7 @@ from textual.screen import Screen
 from quiztui.tui.app import APP_BINDINGS
 from quiztui.tui.commands import Command, CommandList, app_commands
 from quiztui.tui.help import HelpScreen, collect_sections
-from quiztui.tui.screens.benchmark import BenchmarkScreen
 from quiztui.tui.screens.confirm import ConfirmQuitScreen
-from quiztui.tui.screens.grade import GradeScreen
 from quiztui.tui.themes import DEFAULT_THEME, FALLBACK_THEME, THEMES_DIR, load_themes
 
 
@@ -105,13 +103,7 @@ class GradeApp(App[None]):
             if quit_app:
                 self.exit()
 
-        what = (
-            "Grading"
-            if isinstance(self.home, GradeScreen)
-            else "A benchmark"
-            if isinstance(self.home, BenchmarkScreen)
-            else "A run"
-        )
+        what = getattr(self.home, "BUSY_LABEL", "A run")
         self.push_screen(ConfirmQuitScreen(f"{what} is running. Quit anyway?"), callback=answered)
 
 

@@ -130,6 +130,8 @@ def scatter_spec(result: BenchmarkResult) -> ChartSpec:
 class BenchmarkScreen(Screen[None]):
     """Benchmarks one grader; ``r`` runs it again, ``x`` cancels."""
 
+    BUSY_LABEL = "A benchmark"  # the quit confirmation: "<label> is running. Quit anyway?"
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "start_run", "Run again", id="benchmark.run"),
         Binding("x", "cancel_run", "Cancel", id="benchmark.cancel"),

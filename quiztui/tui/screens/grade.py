@@ -151,6 +151,8 @@ class GradeTable(NavTable):
 class GradeScreen(Screen[None]):
     """Grades an answer file (``r``) or single answers (``a``); ``enter`` opens a row."""
 
+    BUSY_LABEL = "Grading"  # the quit confirmation: "<label> is running. Quit anyway?"
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "start_run", "Run", id="grade.run", tooltip="Grade the file"),
         Binding("x", "cancel_run", "Cancel", id="grade.cancel"),

@@ -270,6 +270,8 @@ def summary_renderable(progress: ReviewProgress) -> RenderableType:
 class ReviewScreen(Screen[None]):
     """Reviews a quiz (``r``); ``m`` switches direct/feedback for the next run."""
 
+    BUSY_LABEL = "A review"  # the quit confirmation: "<label> is running. Quit anyway?"
+
     DEFAULT_CSS = """
     ReviewScreen { layout: vertical; }
     ReviewScreen #review-header {

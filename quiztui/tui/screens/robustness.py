@@ -212,6 +212,8 @@ def metrics_chart(summary: RobustnessSummary, k: float, raters: int) -> ChartSpe
 class RobustnessScreen(Screen[None]):
     """Runs (``r``) and shows one robustness run of ``quiz``; ``enter`` opens a question."""
 
+    BUSY_LABEL = "A robustness run"  # the quit confirmation: "<label> is running. Quit anyway?"
+
     DEFAULT_CSS = """
     RobustnessScreen { layout: vertical; }
     #rob-header { height: auto; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
