@@ -420,7 +420,11 @@ class RobustnessScreen(Screen[None]):
                     continue
                 for column, value in row_cells(self.records[key], self.slots).items():
                     old = table.get_cell(key, column)
-                    if old.plain != value.plain or old.style != value.style:
+                    if (
+                        old.plain != value.plain
+                        or old.style != value.style
+                        or old.spans != value.spans
+                    ):
                         table.update_cell(key, column, value)
             self._dirty.clear()
         if self._header_dirty:
