@@ -44,6 +44,7 @@ from quiztui.core.logprobs import TokenLogprob
 from quiztui.errors import QuiztuiError
 from quiztui.formats.benchmarks import Benchmark
 from quiztui.pipeline.prompts import PromptTemplate, load_prompt
+from quiztui.pipeline.streaming import Emit, events_of
 from quiztui.providers.base import (
     ChatRequest,
     Provider,
@@ -296,36 +297,25 @@ class GradeRun:
                     )
                     yield ItemGraded(seq, item, outcome, self.splits[seq])
             return
-        queue: asyncio.Queue[GradeEvent | None] = asyncio.Queue()
         sem = asyncio.Semaphore(max(1, self.settings.concurrency))
 
-        async def one(seq: int, item: GradeItem) -> None:
+        async def one(seq: int, item: GradeItem, emit: Emit[GradeEvent]) -> None:
             async with sem:
                 if shared.stopped:
                     outcome = unscored(item.id, grader, f"not graded: {shared.stopped}")
                 else:
                     try:
-                        outcome = await self._grade_llm(seq, item, queue.put_nowait, shared)
+                        outcome = await self._grade_llm(seq, item, emit, shared)
                     except _Stop as stop:
                         shared.stopped = shared.stopped or str(stop)
                         outcome = unscored(item.id, grader, f"not graded: {stop}")
-            queue.put_nowait(ItemGraded(seq, item, outcome, self.splits[seq]))
+            emit(ItemGraded(seq, item, outcome, self.splits[seq]))
 
-        async def all_items() -> None:
-            try:
-                await asyncio.gather(*(one(s, it) for s, it in enumerate(self.items)))
-            finally:
-                queue.put_nowait(None)
+        async def all_items(emit: Emit[GradeEvent]) -> None:
+            await asyncio.gather(*(one(s, it, emit) for s, it in enumerate(self.items)))
 
-        task = asyncio.create_task(all_items())
-        try:
-            while (event := await queue.get()) is not None:
-                yield event
-            await task
-        finally:
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+        async for event in events_of(all_items):
+            yield event
 
     # --- LLM graders ---------------------------------------------------------------------------
 

@@ -53,6 +53,7 @@ from quiztui.core.review import (
 )
 from quiztui.errors import ConfigError
 from quiztui.pipeline.prompts import PromptTemplate, load_prompt
+from quiztui.pipeline.streaming import Emit, events_of
 from quiztui.providers.base import (
     ChatRequest,
     Provider,
@@ -379,34 +380,23 @@ class ReviewRun:
         return self.store is not None and self.run_id is not None
 
     async def _review_all(self) -> AsyncIterator[ReviewEvent]:
-        queue: asyncio.Queue[ReviewEvent | None] = asyncio.Queue()
         sem = asyncio.Semaphore(max(1, self.settings.concurrency))
         shared = self._shared
 
-        async def one(position: int, question: Question) -> None:
+        async def one(position: int, question: Question, emit: Emit[ReviewEvent]) -> None:
             async with sem:
                 if shared.stopped:
                     outcome = self._not_reviewed(question, (), shared.stopped)
                 else:
-                    outcome = await self._review(question, queue.put_nowait)
+                    outcome = await self._review(question, emit)
             rewrite = needs_rewrite(outcome.scores, self.settings.low_score)
-            queue.put_nowait(QuestionReviewed(position, question, outcome, rewrite))
+            emit(QuestionReviewed(position, question, outcome, rewrite))
 
-        async def everything() -> None:
-            try:
-                await asyncio.gather(*(one(p, q) for p, q in enumerate(self.questions)))
-            finally:
-                queue.put_nowait(None)
+        async def everything(emit: Emit[ReviewEvent]) -> None:
+            await asyncio.gather(*(one(p, q, emit) for p, q in enumerate(self.questions)))
 
-        task = asyncio.create_task(everything())
-        try:
-            while (event := await queue.get()) is not None:
-                yield event
-            await task
-        finally:
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+        async for event in events_of(everything):
+            yield event
 
     def _not_reviewed(
         self, question: Question, iterations: tuple[Iteration, ...], why: str

@@ -51,6 +51,7 @@ from quiztui.core.question_mode import LETTERS
 from quiztui.core.quiz import Question, Quiz
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.prompts import PromptTemplate, load_prompt
+from quiztui.pipeline.streaming import Emit, events_of
 from quiztui.providers.base import (
     ChatRequest,
     Provider,
@@ -274,32 +275,21 @@ class RobustnessRun:
         yield RobustnessFinished(self.run_id, summary)
 
     async def _measure_all(self, shared: _Shared) -> AsyncIterator[RobustnessEvent]:
-        queue: asyncio.Queue[RobustnessEvent | None] = asyncio.Queue()
         sem = asyncio.Semaphore(max(1, self.settings.concurrency))
 
-        async def one(position: int, question: Question) -> None:
+        async def one(position: int, question: Question, emit: Emit[RobustnessEvent]) -> None:
             try:
-                result = await self._measure(position, question, sem, queue.put_nowait, shared)
+                result = await self._measure(position, question, sem, emit, shared)
             except _Stop as stop:
                 shared.stopped = shared.stopped or str(stop)
                 result = self._not_measured(question, f"not measured: {shared.stopped}")
-            queue.put_nowait(QuestionMeasured(position, result))
+            emit(QuestionMeasured(position, result))
 
-        async def everything() -> None:
-            try:
-                await asyncio.gather(*(one(i, q) for i, q in enumerate(self.quiz.questions)))
-            finally:
-                queue.put_nowait(None)
+        async def everything(emit: Emit[RobustnessEvent]) -> None:
+            await asyncio.gather(*(one(i, q, emit) for i, q in enumerate(self.quiz.questions)))
 
-        task = asyncio.create_task(everything())
-        try:
-            while (event := await queue.get()) is not None:
-                yield event
-            await task
-        finally:
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+        async for event in events_of(everything):
+            yield event
 
     def _not_measured(self, question: Question, reason: str) -> QuestionRobustness:
         slots = self.settings.variants + 1
