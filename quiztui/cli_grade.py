@@ -24,6 +24,7 @@ from quiztui.config import Config
 from quiztui.core.benchmark import CALIBRATIONS
 from quiztui.core.grading import GRADER_HELP, GRADERS, LLM_GRADERS, GradeItem
 from quiztui.errors import QuiztuiError
+from quiztui.report.writers import write_report
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser, judge: argparse.ArgumentParser) -> None:
@@ -215,7 +216,7 @@ async def _grade(
         text = report.grades_markdown(rows, summary, label)
     else:
         text = _grades_text(rows, summary)
-    _write(text, args.output)
+    write_report(text, args.output)
     return 0
 
 
@@ -296,19 +297,8 @@ async def _benchmark(
         raise QuiztuiError("grade --benchmark: --format csv is not available (text, md or json)")
     else:
         text = report.benchmark_text(result, label)
-    _write(text, args.output)
+    write_report(text, args.output)
     return 0
-
-
-def _write(text: str, output: Path | None) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise QuiztuiError(f"{output}: cannot write the report: {exc.strerror or exc}") from None
-    print(f"report written to {output}", file=sys.stderr)
 
 
 def _tui(config: Config, **what: Any) -> int:

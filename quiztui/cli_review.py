@@ -30,6 +30,7 @@ from quiztui.config import Config
 from quiztui.core.quiz import Question, Quiz
 from quiztui.core.review import CRITERIA, MODES, SHORT
 from quiztui.errors import QuiztuiError
+from quiztui.report.writers import write_report
 
 StartReview = Callable[[Quiz, str], AsyncIterator[Any]]
 
@@ -267,7 +268,7 @@ async def _headless(quiz: Quiz, start: StartReview, mode: str, args: argparse.Na
         text = report_markdown(rows, summary, started)
     else:
         text = report_text(rows, summary, started)
-    _write(text, args.output)
+    write_report(text, args.output)
     if summary.stopped:
         print(f"quiztui: error: {summary.stopped}", file=sys.stderr)
         return 2
@@ -476,14 +477,3 @@ def report_csv(rows: Sequence[Any]) -> str:
                 ]
             )
     return out.getvalue()
-
-
-def _write(text: str, output: Path | None) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise QuiztuiError(f"{output}: cannot write the report: {exc.strerror or exc}") from None
-    print(f"report written to {output}", file=sys.stderr)

@@ -25,6 +25,7 @@ from typing import Any
 from quiztui.config import Config
 from quiztui.core.paraphrase import ANSWERED, QuestionRobustness
 from quiztui.errors import QuiztuiError
+from quiztui.report.writers import write_report
 
 METRIC_NAMES = (
     ("accuracy", "A", "accuracy of the original question"),
@@ -170,7 +171,7 @@ async def _run(
             )
     ordered = [results[i] for i in sorted(results)]
     text = render(args.format, ordered, summary, label, quiz.title)
-    _write(text, args.output)
+    write_report(text, args.output)
     if summary is not None and summary.stopped:
         print(f"quiztui: robustness stopped: {summary.stopped}", file=sys.stderr)
     return 1 if args.fail_on_fragile and any(r.fragile for r in ordered) else 0
@@ -297,17 +298,6 @@ def json_report(results: Sequence[QuestionRobustness], summary: Any, label: str,
 def _clip(text: str, n: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= n else flat[: n - 1] + "…"
-
-
-def _write(text: str, output: Path | None) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise QuiztuiError(f"{output}: cannot write the report: {exc.strerror or exc}") from None
-    print(f"report written to {output}", file=sys.stderr)
 
 
 def _tui(config: Config, quiz: Any, run_settings: Any) -> int:

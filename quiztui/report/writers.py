@@ -5,8 +5,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
+from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import QuestionSummary, RunSummary
 from quiztui.pipeline.vet import summary_to_dict
 
@@ -140,3 +143,15 @@ FORMATS: dict[str, Callable[[RunSummary], str]] = {
 
 def render_report(summary: RunSummary, fmt: str) -> str:
     return FORMATS[fmt](summary)
+
+
+def write_report(text: str, output: Path | None) -> None:
+    """A report to stdout, or to ``output`` with a note on stderr; a write error names the file."""
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise QuiztuiError(f"{output}: cannot write the report: {exc.strerror or exc}") from None
+    print(f"report written to {output}", file=sys.stderr)
