@@ -501,10 +501,7 @@ class GradeScreen(Screen[None]):
             for key in self._dirty:
                 if key not in table.rows:
                     continue
-                for column, value in row_cells(self.records[key], width).items():
-                    old = table.get_cell(key, column)
-                    if old.plain != value.plain or old.style != value.style:
-                        table.update_cell(key, column, value)
+                table.update_changed(key, row_cells(self.records[key], width))
             self._dirty.clear()
         if self._header_dirty:
             self._header_dirty = False

@@ -554,10 +554,7 @@ class ReviewScreen(Screen[None]):
                 changed = self.records.get(key)
                 if changed is None or key not in table.rows:
                     continue
-                for column, value in row_cells(changed, self.low_score, cap).items():
-                    old = table.get_cell(key, column)
-                    if old.plain != value.plain or old.style != value.style:
-                        table.update_cell(key, column, value)
+                table.update_changed(key, row_cells(changed, self.low_score, cap))
             self._dirty.clear()
         if self._header_dirty:
             self._header_dirty = False

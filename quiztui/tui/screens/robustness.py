@@ -418,14 +418,7 @@ class RobustnessScreen(Screen[None]):
             for key in self._dirty:
                 if key not in table.rows:
                     continue
-                for column, value in row_cells(self.records[key], self.slots).items():
-                    old = table.get_cell(key, column)
-                    if (
-                        old.plain != value.plain
-                        or old.style != value.style
-                        or old.spans != value.spans
-                    ):
-                        table.update_cell(key, column, value)
+                table.update_changed(key, row_cells(self.records[key], self.slots))
             self._dirty.clear()
         if self._header_dirty:
             self._header_dirty = False

@@ -6,7 +6,7 @@ updates use ``update_cell(row_key, column_key, …)`` and survive sorting and fi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -86,6 +86,16 @@ class NavTable(DataTable[Cell]):
             self._require_update_dimensions = True
             self._clear_caches()
             self.refresh()
+
+    def update_changed(self, key: RowKey | str, cells: Mapping[str, Cell]) -> None:
+        """Rewrite only the cells whose text or styling changed (each update costs a refresh).
+
+        Styling includes the spans: a cell can keep its text and change which part is bold.
+        """
+        for column, value in cells.items():
+            old = self.get_cell(key, column)
+            if old.plain != value.plain or old.style != value.style or old.spans != value.spans:
+                self.update_cell(key, column, value)
 
     @property
     def cursor_row_key(self) -> RowKey | None:
@@ -174,10 +184,7 @@ class QuestionsTable(NavTable):
         key = record.question.id
         if key not in self.rows:
             return
-        for column, value in self.live_cells(record).items():
-            old = self.get_cell(key, column)
-            if old.plain != value.plain or old.style != value.style:  # each update refreshes
-                self.update_cell(key, column, value)
+        self.update_changed(key, self.live_cells(record))
 
 
 class VerdictsTable(NavTable):
