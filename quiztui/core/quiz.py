@@ -31,11 +31,25 @@ class Question(BaseModel):
         return len(self.options)
 
 
+class Unjudged(BaseModel):
+    """An item kept from the file that the vet pipeline does not judge (an essay, matching, ...).
+
+    It is listed as "not judged (type)" and written back unchanged."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    text: str
+    type: str
+    source_line: int | None = None
+
+
 class Quiz(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     title: str
     questions: tuple[Question, ...]
+    unjudged: tuple[Unjudged, ...] = ()
     source_path: str | None = None
     format: str | None = None
     # Known true answers (question id -> option index), e.g. from a truth file beside a sample quiz.

@@ -1,0 +1,257 @@
+"""The question bank: every question of an authoring format, judged or not, with what it needs
+to be written back (weights, feedback, categories, tags, ids, text formats, source spans).
+
+A ``Bank`` is what the GIFT, Aiken and Moodle XML readers return and what every writer takes;
+``bank_quiz`` turns it into the ``Quiz`` the vet pipeline judges. Items the pipeline cannot judge
+(essays, matching, numerical, short answer, several right answers, ...) stay in the bank and come
+out of ``bank_quiz`` as ``Unjudged`` rows, so nothing is lost on the way back out.
+
+Conventions every format follows:
+
+- ``Item.type`` is Moodle's type name: ``multichoice``, ``truefalse``, ``shortanswer``,
+  ``numerical``, ``matching``, ``essay``, ``description``; a Moodle XML type this model does not
+  describe (``calculated``, ``ordering``, ``gapselect``, ...) keeps its name and its source text in
+  ``Item.raw`` and is written back verbatim by its own format.
+- A true/false item has exactly two choices, ``True`` then ``False``; the right one is
+  ``correct``; each carries the feedback shown when it is chosen.
+- A numerical choice's text is the answer as GIFT writes it: ``1822``, ``3.1415:0.0005`` (value
+  and tolerance) or ``3.141..3.142`` (a range).
+- A matching choice's text is the sub-question and ``match`` its answer.
+- ``weight`` is a percentage (100, 50, -33.33333) or None when the file gave none; ``correct`` is
+  what the file marks as right (GIFT ``=``, Aiken ``ANSWER:``, Moodle fraction 100).
+- Text is stored decoded (GIFT escapes removed) with its format: ``moodle`` (GIFT's default),
+  ``html``, ``markdown`` or ``plain``.
+- ``span`` is the item's [start, end) character range in ``Bank.source_text``: a save rewrites
+  only the spans of edited items and keeps every other byte.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from quiztui.core.quiz import Question, Quiz, Unjudged
+
+TEXT_FORMATS = ("moodle", "html", "markdown", "plain")
+JUDGED_TYPES = ("multichoice", "truefalse")
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+    format: str = "moodle"
+
+    def plain(self) -> str:
+        return plain_text(self.text, self.format)
+
+
+@dataclass(frozen=True)
+class Choice:
+    text: Text
+    correct: bool = False
+    weight: float | None = None
+    feedback: Text | None = None
+    match: str | None = None  # matching: the answer paired with this sub-question
+
+
+@dataclass(frozen=True)
+class Item:
+    type: str
+    stem: Text
+    choices: tuple[Choice, ...] = ()
+    title: str | None = None
+    ident: str | None = None  # GIFT [id:...], Moodle XML <idnumber>
+    tags: tuple[str, ...] = ()
+    category: str | None = None
+    general_feedback: Text | None = None
+    # GIFT: the stem text after an answer block set inside the sentence ("Two plus two {=4} is.")
+    tail: Text | None = None
+    # Format details carried through a round trip unchanged (Moodle XML <shuffleanswers>, ...).
+    extra: tuple[tuple[str, str], ...] = ()
+    raw: str | None = None  # source text of a type kept verbatim (see the module docstring)
+    line: int | None = None  # 1-based line where the item starts in the source
+    span: tuple[int, int] | None = None
+
+    def extra_value(self, name: str) -> str | None:
+        return dict(self.extra).get(name)
+
+    def content(self) -> Item:
+        """The item without where it came from: what "the same question" compares."""
+        return replace(self, line=None, span=None)
+
+
+@dataclass(frozen=True)
+class Bank:
+    items: tuple[Item, ...]
+    format: str
+    title: str
+    source_path: str | None = None
+    source_text: str | None = None  # the file as read, for saves that keep unedited bytes
+    truth: Mapping[str, int] = field(default_factory=dict)
+
+
+# --- Annotations written back by ``quiztui convert --annotate`` -------------------------------
+
+ANNOTATION_PREFIX = "quiztui"
+
+
+def annotation_pairs(annotation: Mapping[str, str]) -> list[str]:
+    """``{"badge": "poor", "confidence": "0.93"}`` -> ``["badge=poor", "confidence=0.93"]``."""
+    return [f"{k}={' '.join(str(v).split())}" for k, v in annotation.items()]
+
+
+# --- Bank -> Quiz ------------------------------------------------------------------------------
+
+
+def question_id(index: int) -> str:
+    """The quiz id of the bank's ``index``-th item (0-based): q1, q2, ... over every item."""
+    return f"q{index + 1}"
+
+
+def item_index(question_id_: str) -> int:
+    return int(question_id_[1:]) - 1
+
+
+def why_not_judged(item: Item) -> str | None:
+    """None when the vet pipeline can judge the item, else the type shown as "not judged (…)"."""
+    if item.type == "truefalse":
+        return None if len(item.choices) == 2 else "truefalse without two answers"
+    if item.type != "multichoice":
+        return item.type
+    if len(item.choices) < 2:
+        return "multichoice with fewer than two options"
+    right = _right_choices(item)
+    if len(right) != 1:
+        return "multichoice with several right answers" if right else "multichoice with no key"
+    texts = [c.text.plain().casefold() for c in item.choices]
+    if any(not t.strip() for t in texts):
+        return "multichoice with an empty option"
+    if len(set(texts)) != len(texts):
+        return "multichoice with duplicate options"
+    return None
+
+
+def _right_choices(item: Item) -> list[int]:
+    marked = [i for i, c in enumerate(item.choices) if c.correct]
+    if marked:
+        return marked
+    return [i for i, c in enumerate(item.choices) if c.weight is not None and c.weight > 0]
+
+
+def item_question(item: Item, index: int) -> Question:
+    """The judged question for a judgeable item (see ``why_not_judged``)."""
+    if item.type == "truefalse":
+        is_true = item.choices[0].correct
+        return Question(
+            id=question_id(index),
+            text=item.stem.plain(),
+            options=("True", "False"),
+            key=0 if is_true else 1,
+            category=item.category,
+            kind="boolean",
+            source_line=item.line,
+        )
+    return Question(
+        id=question_id(index),
+        text=stem_plain(item),
+        options=tuple(c.text.plain() for c in item.choices),
+        key=_right_choices(item)[0],
+        category=item.category,
+        kind="multiple",
+        source_line=item.line,
+    )
+
+
+def stem_plain(item: Item) -> str:
+    stem = item.stem.plain()
+    if item.tail is not None and item.tail.text.strip():
+        stem = f"{stem} _____ {item.tail.plain()}".strip()
+    return stem
+
+
+def bank_quiz(bank: Bank) -> Quiz:
+    questions: list[Question] = []
+    unjudged: list[Unjudged] = []
+    for index, item in enumerate(bank.items):
+        reason = why_not_judged(item)
+        if reason is None:
+            questions.append(item_question(item, index))
+        else:
+            unjudged.append(
+                Unjudged(
+                    id=question_id(index),
+                    text=stem_plain(item) or (item.title or ""),
+                    type=reason,
+                    source_line=item.line,
+                )
+            )
+    return Quiz(
+        title=bank.title,
+        questions=tuple(questions),
+        unjudged=tuple(unjudged),
+        source_path=bank.source_path,
+        format=bank.format,
+        truth=dict(bank.truth),
+    )
+
+
+def apply_edit(item: Item, text: str, options: Sequence[str], key: int) -> Item:
+    """The item after the TUI editor changed its stem, options or key.
+
+    Unchanged texts keep their format and feedback; a changed text is stored in the item's stem
+    format (HTML-escaped when that format is html). Choice feedback follows its choice by
+    position; the key moves the ``correct`` mark (and a 100 weight, when weights were given).
+    """
+    if item.type == "truefalse":
+        is_true = key == 0
+        choices = tuple(replace(c, correct=(i == 0) == is_true) for i, c in enumerate(item.choices))
+        return replace(item, stem=_edited_text(item.stem, text), choices=choices)
+    new_choices: list[Choice] = []
+    weighted = any(c.weight is not None for c in item.choices)
+    for i, option in enumerate(options):
+        old = item.choices[i] if i < len(item.choices) else None
+        base = old.text if old is not None else Text("", item.stem.format)
+        choice_text = _edited_text(base, option)
+        right = i == key
+        weight = (100.0 if right else 0.0) if weighted else None
+        if old is not None and weighted and not right and old.weight is not None and old.weight < 0:
+            weight = old.weight
+        new_choices.append(
+            Choice(
+                text=choice_text,
+                correct=right,
+                weight=weight,
+                feedback=old.feedback if old is not None else None,
+            )
+        )
+    stem = _edited_text(item.stem, text) if item.tail is None else item.stem
+    if item.tail is not None and text != stem_plain(item):
+        stem, tail = _edited_text(item.stem, text), None
+        return replace(item, stem=stem, tail=tail, choices=tuple(new_choices))
+    return replace(item, stem=stem, choices=tuple(new_choices))
+
+
+def _edited_text(old: Text, new_plain: str) -> Text:
+    if old.plain() == new_plain:
+        return old
+    if old.format == "html":
+        return Text(html.escape(new_plain, quote=False), "html")
+    return Text(new_plain, old.format)
+
+
+# --- Plain text for the judge ------------------------------------------------------------------
+
+_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+_BREAK = re.compile(r"<\s*(br|/p|/div|/li)\s*/?>", re.IGNORECASE)
+
+
+def plain_text(text: str, fmt: str = "moodle") -> str:
+    """What a reader sees: HTML tags dropped and entities decoded for html/moodle text."""
+    if fmt in ("html", "moodle"):
+        if fmt == "html" or "<" in text:
+            text = _BREAK.sub(" ", text)
+            text = _TAG.sub("", text)
+        text = html.unescape(text)
+    return " ".join(text.split())
