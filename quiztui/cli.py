@@ -13,10 +13,19 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from quiztui import __version__, cli_calibrate, cli_generate, cli_grade, cli_review, cli_robustness
+from quiztui import (
+    __version__,
+    cli_calibrate,
+    cli_convert,
+    cli_generate,
+    cli_grade,
+    cli_review,
+    cli_robustness,
+)
 from quiztui.config import Config, load_config, write_default_config
 from quiztui.core.bayes import JudgeAccuracy
 from quiztui.core.kscore import BADGE_SEVERITY, Badge
+from quiztui.core.quiz import Quiz
 from quiztui.errors import QuizFormatError, QuiztuiError
 from quiztui.locations import config_path, data_dir
 from quiztui.pipeline.events import UsageUpdated
@@ -33,6 +42,7 @@ COMMANDS = (
     "review",
     "generate",
     "robustness",
+    "convert",
 )
 
 
@@ -102,6 +112,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_review.add_parser(sub, common, judge)
     cli_generate.add_parser(sub, common, judge)
     cli_robustness.add_parser(sub, common, judge)
+    cli_convert.add_parser(sub, common)
     return p
 
 
@@ -275,9 +286,13 @@ def _make_run_factory(config: Config, quiz, store, resume: int | None):  # type:
     accuracy = judge_accuracy(store, provider, prompt, settings)
     pending_resume = [resume]
 
-    def start_run() -> AsyncIterator:  # type: ignore[type-arg]
+    def start_run(only: Quiz | None = None) -> AsyncIterator:  # type: ignore[type-arg]
+        """A run over the quiz, or over ``only`` (an edited question, re-judged alone)."""
         # Looked up at every start: a calibration made in the TUI applies to the next run.
         current = judge_accuracy(store, provider, prompt, settings)
+        if only is not None:
+            teach_simulated_judge(provider, only)
+            return VetRun(only, provider, store, prompt, settings, current).events()
         run = VetRun(
             quiz, provider, store, prompt, settings, current, resume_run_id=pending_resume[0]
         )
@@ -285,6 +300,29 @@ def _make_run_factory(config: Config, quiz, store, resume: int | None):  # type:
         return run.events()
 
     return provider, accuracy, start_run
+
+
+def teach_simulated_judge(provider, quiz: Quiz) -> None:  # type: ignore[no-untyped-def]
+    """The simulated judge answers from a truth table made at start; an edited question's new
+    assertions join it (true as keyed), so re-judging an edit works offline too."""
+    from quiztui.core.simulation import truth_table
+    from quiztui.providers.simulated import SimulatedProvider
+
+    if isinstance(provider, SimulatedProvider):
+        for text, truth in truth_table(quiz).items():
+            provider.truth.setdefault(text, truth)
+
+
+def _try_bank(path: Path | None):  # type: ignore[no-untyped-def]
+    """The quiz file as a bank, for writing edits back (None when it cannot be read as one)."""
+    from quiztui.formats.bank_io import load_bank
+
+    if path is None:
+        return None
+    try:
+        return load_bank(path)
+    except QuiztuiError:
+        return None
 
 
 async def _headless(start_run, progress: Progress):  # type: ignore[no-untyped-def]
@@ -309,6 +347,41 @@ async def _headless(start_run, progress: Progress):  # type: ignore[no-untyped-d
     return summary
 
 
+def build_vet_app(config: Config, store, quiz: Quiz, provider, accuracy, start_run):  # type: ignore[no-untyped-def]
+    """The vet TUI over ``quiz`` with every tool wired to the configured judge and store."""
+    from quiztui.tui.app import QuiztuiApp
+
+    robustness_settings = cli_robustness.settings(config)
+    latest = store.robustness.latest_fragility(quiz.content_hash())
+    return QuiztuiApp(
+        quiz,
+        start_run,
+        judge_label=provider.label,
+        simulated=provider.simulated,
+        calibration=accuracy.label,
+        theme_name=config.ui.theme,
+        flush_interval=config.ui.flush_interval,
+        profiles=store.profiles.list(),
+        start_calibration=cli_calibrate.calibration_starter(config, store),
+        default_batch_size=config.vet.batch_size,
+        default_mode=config.vet.mode,
+        start_grading=lambda items, grader: cli_grade.grade_events(
+            config, store, items, None, grader
+        ),
+        default_grader=config.grade.grader,
+        start_robustness=lambda: cli_robustness.robustness_events(
+            config, store, quiz, robustness_settings
+        ),
+        robustness_settings=robustness_settings,
+        fragility=latest[1] if latest else None,
+        start_review=cli_review.review_starter(config, store),
+        review_mode=config.review.mode,
+        review_low_score=config.review.low_score,
+        bank=_try_bank(Path(quiz.source_path) if quiz.source_path else None),
+        start_rejudge=start_run,
+    )
+
+
 def cmd_vet(config: Config, args: argparse.Namespace, tui: bool) -> int:
     from quiztui.report import render_report
 
@@ -316,37 +389,7 @@ def cmd_vet(config: Config, args: argparse.Namespace, tui: bool) -> int:
     try:
         provider, accuracy, start_run = _make_run_factory(config, quiz, store, args.resume)
         if tui:
-            from quiztui.tui.app import QuiztuiApp
-
-            robustness_settings = cli_robustness.settings(config)
-            latest = store.robustness.latest_fragility(quiz.content_hash())
-
-            app = QuiztuiApp(
-                quiz,
-                start_run,
-                judge_label=provider.label,
-                simulated=provider.simulated,
-                calibration=accuracy.label,
-                theme_name=config.ui.theme,
-                flush_interval=config.ui.flush_interval,
-                profiles=store.profiles.list(),
-                start_calibration=cli_calibrate.calibration_starter(config, store),
-                default_batch_size=config.vet.batch_size,
-                default_mode=config.vet.mode,
-                start_grading=lambda items, grader: cli_grade.grade_events(
-                    config, store, items, None, grader
-                ),
-                default_grader=config.grade.grader,
-                start_robustness=lambda: cli_robustness.robustness_events(
-                    config, store, quiz, robustness_settings
-                ),
-                robustness_settings=robustness_settings,
-                fragility=latest[1] if latest else None,
-                start_review=cli_review.review_starter(config, store),
-                review_mode=config.review.mode,
-                review_low_score=config.review.low_score,
-            )
-            app.run()
+            build_vet_app(config, store, quiz, provider, accuracy, start_run).run()
             return 0
         if provider.simulated:
             print(f"quiztui: judging with the {provider.label}", file=sys.stderr)
@@ -442,6 +485,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cli_generate.cmd_generate(config, args)
         if args.command == "robustness":
             return cli_robustness.cmd_robustness(config, args)
+        if args.command == "convert":
+            return cli_convert.cmd_convert(config, args)
         return cmd_vet(config, args, tui=not args.no_tui)
     except QuizFormatError as exc:
         # Every problem on its own self-contained line: file, location, field, message.

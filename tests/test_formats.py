@@ -299,7 +299,7 @@ def test_detection_by_content(tmp_path: Path) -> None:
     assert len(load_quiz(as_text).questions) == 2
     api = load_quiz(opentdb)
     assert (api.format, api.questions[0].key) == ("opentdb", 1)
-    assert set(FORMATS) == {"quizaic", "opentdb", "csv"}
+    assert set(FORMATS) == {"quizaic", "opentdb", "csv", "gift", "aiken", "moodle_xml"}
 
 
 def test_key_matches_ignoring_case_and_outer_whitespace(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from quiztui.core.quiz import Question, Quiz, Unjudged
+from quiztui.errors import QuiztuiError
 
 TEXT_FORMATS = ("moodle", "html", "markdown", "plain")
 JUDGED_TYPES = ("multichoice", "truefalse")
@@ -100,6 +101,13 @@ ANNOTATION_PREFIX = "quiztui"
 def annotation_pairs(annotation: Mapping[str, str]) -> list[str]:
     """``{"badge": "poor", "confidence": "0.93"}`` -> ``["badge=poor", "confidence=0.93"]``."""
     return [f"{k}={' '.join(str(v).split())}" for k, v in annotation.items()]
+
+
+def refuse_annotations(fmt: str, annotations: Mapping[int, Mapping[str, str]] | None) -> None:
+    if annotations:
+        raise QuiztuiError(
+            f"--annotate: {fmt} has nowhere to keep annotations; write GIFT or Moodle XML"
+        )
 
 
 # --- Bank -> Quiz ------------------------------------------------------------------------------
@@ -255,3 +263,35 @@ def plain_text(text: str, fmt: str = "moodle") -> str:
             text = _TAG.sub("", text)
         text = html.unescape(text)
     return " ".join(text.split())
+
+
+def flat(item: Item) -> tuple[str, tuple[str, ...], int]:
+    """(stem, options, key) of a judgeable item, as plain text: what the flat formats hold."""
+    question = item_question(item, 0)
+    return question.text, question.options, question.key
+
+
+def question_item(question: Question, extra: tuple[tuple[str, str], ...] = ()) -> Item:
+    """The bank item of a judged question read from a flat format (Quizaic, Open Trivia, CSV)."""
+    choices: tuple[Choice, ...]
+    if question.kind == "boolean" and question.options == ("True", "False"):
+        choices = (
+            Choice(Text("True", "plain"), correct=question.key == 0),
+            Choice(Text("False", "plain"), correct=question.key == 1),
+        )
+        kind = "truefalse"
+    else:
+        choices = tuple(
+            Choice(Text(o, "plain"), correct=i == question.key)
+            for i, o in enumerate(question.options)
+        )
+        kind = "multichoice"
+    details = [("difficulty", question.difficulty), ("context", question.context)]
+    return Item(
+        type=kind,
+        stem=Text(question.text, "plain"),
+        choices=choices,
+        category=question.category,
+        extra=extra + tuple((k, v) for k, v in details if v),
+        line=question.source_line,
+    )

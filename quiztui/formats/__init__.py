@@ -7,18 +7,35 @@ file ``<quiz stem>.truth.json`` beside the quiz is applied automatically.
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from quiztui.core.bank import bank_quiz
 from quiztui.core.quiz import Quiz
 from quiztui.errors import QuizFormatError, QuizProblem
 from quiztui.formats import csv, opentdb, quizaic
 from quiztui.formats._source import read_text
 from quiztui.formats.truth import load_truth, truth_path_for
 
-__all__ = ["load_quiz", "load_truth", "FORMATS"]
+__all__ = ["load_quiz", "load_truth", "FORMATS", "BANK_FORMATS", "detect_format"]
+
+# Authoring formats read into a question bank (every item kept, judged or not).
+BANK_FORMATS = ("gift", "aiken", "moodle_xml")
+
+
+def format_module(name: str):  # type: ignore[no-untyped-def]
+    """The module reading and writing format ``name`` (imported on first use)."""
+    return importlib.import_module(f"quiztui.formats.{name}")
+
+
+def _bank_parser(name: str) -> Callable[[str, str, str], Quiz]:
+    def parse(text: str, shown: str, title: str) -> Quiz:
+        return bank_quiz(format_module(name).parse_bank(text, shown, title))
+
+    return parse
 
 
 @dataclass(frozen=True)
@@ -50,6 +67,24 @@ FORMATS: dict[str, QuizFormat] = {
             "CSV with a header: question,correct,distractor1,distractor2,...",
             csv.parse,
         ),
+        QuizFormat(
+            "gift",
+            (".gift",),
+            "Moodle GIFT: ::title:: stem {=right ~wrong}, categories, feedback, every type",
+            _bank_parser("gift"),
+        ),
+        QuizFormat(
+            "aiken",
+            (".aiken",),
+            "Aiken: a stem line, options A) ..., then ANSWER: X",
+            _bank_parser("aiken"),
+        ),
+        QuizFormat(
+            "moodle_xml",
+            (".xml",),
+            "Moodle XML: <quiz> of <question type=...>, categories and tags",
+            _bank_parser("moodle_xml"),
+        ),
     )
 }
 
@@ -71,17 +106,49 @@ def load_quiz(path: str | Path, fmt: str | None = None, *, with_truth: bool = Tr
             "or name the format)",
         )
     text = read_text(path, shown)
-    title = path.stem
-    if fmt is not None:
-        quiz = FORMATS[fmt].parse(text, shown, title)
-    elif suffix == ".json":
+    title = quiz_title(path)
+    fmt = fmt or detect_format(path, text)
+    if fmt == "json":
         quiz = _parse_json(text, shown, title)
     else:
-        quiz = next(f for f in FORMATS.values() if suffix in f.extensions).parse(text, shown, title)
+        quiz = FORMATS[fmt].parse(text, shown, title)
     truth_file = truth_path_for(path)
     if with_truth and truth_file.exists():
         quiz = load_truth(quiz, truth_file)
     return quiz
+
+
+def quiz_title(path: Path) -> str:
+    """``quiz.json`` -> ``quiz``; ``bank.gift.txt`` -> ``bank``."""
+    name = path.name
+    for suffix in (".gift.txt", ".aiken.txt"):
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return path.stem
+
+
+def detect_format(path: Path, text: str) -> str:
+    """The format of a file by its extension, then its content where the extension is shared:
+    ``.json`` is "json" (Open Trivia DB or Quizaic, told apart when parsed); ``.txt`` may be
+    Quizaic JSON Lines, Aiken or GIFT (``name.gift.txt`` and ``name.aiken.txt`` say which)."""
+    name = path.name.lower()
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return "json"
+    if suffix != ".txt":
+        return next(f.name for f in FORMATS.values() if suffix in f.extensions)
+    if name.endswith(".gift.txt"):
+        return "gift"
+    if name.endswith(".aiken.txt"):
+        return "aiken"
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        return "quizaic"
+    if format_module("aiken").sniff(text):
+        return "aiken"
+    if "{" in text:
+        return "gift"
+    return "quizaic"
 
 
 def _parse_json(text: str, shown: str, title: str) -> Quiz:

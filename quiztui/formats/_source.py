@@ -121,3 +121,59 @@ def optional_str(obj: dict[str, Any], name: str) -> tuple[str | None, str | None
     if value is None or isinstance(value, str):
         return value, None
     return None, f"must be a string (got {type_name(value)})"
+
+
+def json_array_spans(text: str, key: str | None = None) -> list[tuple[int, int]]:
+    """[start, end) of each element of the top-level JSON array, or of the array at top-level
+    ``key`` of an object. Only called on valid JSON; returns [] when the shape differs."""
+    decoder = json.JSONDecoder()
+    pos = _skip(text, 0)
+    if key is not None:
+        if text[pos : pos + 1] != "{":
+            return []
+        pos = _skip(text, pos + 1)
+        while text[pos : pos + 1] == '"':
+            name, pos = decoder.raw_decode(text, pos)
+            pos = _skip(text, pos)
+            if text[pos : pos + 1] != ":":
+                return []
+            pos = _skip(text, pos + 1)
+            if name == key:
+                break
+            _, pos = decoder.raw_decode(text, pos)
+            pos = _skip(text, pos)
+            if text[pos : pos + 1] == ",":
+                pos = _skip(text, pos + 1)
+        else:
+            return []
+    if text[pos : pos + 1] != "[":
+        return []
+    pos = _skip(text, pos + 1)
+    spans: list[tuple[int, int]] = []
+    while pos < len(text) and text[pos] != "]":
+        try:
+            _, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            return spans
+        spans.append((pos, end))
+        pos = _skip(text, end)
+        if text[pos : pos + 1] != ",":
+            break
+        pos = _skip(text, pos + 1)
+    return spans
+
+
+def dump_like(obj: Any, original: str, text: str, start: int) -> str:
+    """``obj`` as JSON in the style of ``original`` (the element it replaces, which starts at
+    ``start`` of ``text``): one line or indented like it, ASCII-escaped only if it was."""
+    ascii_only = "\\u" in original and original.isascii()
+    if "\n" not in original:
+        compact = ", " not in original and ": " not in original
+        separators = (",", ":") if compact else (", ", ": ")
+        return json.dumps(obj, ensure_ascii=ascii_only, separators=separators)
+    line_start = text.rfind("\n", 0, start) + 1
+    base = text[line_start:start] if not text[line_start:start].strip() else ""
+    second = original.split("\n", 2)[1]
+    unit = len(second) - len(second.lstrip()) - len(base)
+    rendered = json.dumps(obj, ensure_ascii=ascii_only, indent=max(unit, 1))
+    return rendered.replace("\n", "\n" + base)

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from quiztui.core.bank import Bank, Item, flat, refuse_annotations, why_not_judged
 from quiztui.core.quiz import Quiz
+from quiztui.errors import QuiztuiError
 from quiztui.formats._validate import QuizBuilder, RawItem
 
 if TYPE_CHECKING:
@@ -92,3 +95,88 @@ def _read(reader: _csv.Reader, builder: QuizBuilder) -> None:
 def _cell(cells: list[str], columns: dict[str, int], name: str) -> str | None:
     index = columns.get(name)
     return cells[index] if index is not None and cells[index].strip() else None
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+
+def unsupported(item: Item) -> str | None:
+    reason = why_not_judged(item)
+    return None if reason is None else f"{reason} (CSV holds one-key multiple choice)"
+
+
+def write_bank(bank: Bank, annotations: Mapping[int, Mapping[str, str]] | None = None) -> str:
+    refuse_annotations(NAME, annotations)
+    rows = [flat(item) for item in bank.items]
+    width = max((len(options) - 1 for _, options, _ in rows), default=1)
+    out = io.StringIO(newline="")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(
+        [
+            "question",
+            "correct",
+            *(f"distractor{i + 1}" for i in range(width)),
+            "category",
+            "difficulty",
+        ]
+    )
+    for item, (text, options, key) in zip(bank.items, rows, strict=True):
+        wrong = [o for i, o in enumerate(options) if i != key]
+        wrong += [""] * (width - len(wrong))
+        difficulty = item.extra_value("difficulty") or ""
+        writer.writerow([text, options[key], *wrong, item.category or "", difficulty])
+    return out.getvalue()
+
+
+def _dialect(text: str) -> tuple[str, str]:
+    first_line = text.split("\n", 1)[0]
+    delimiter = next((d for d in ",;\t" if d in first_line), ",")
+    return delimiter, "\r\n" if first_line.endswith("\r") else "\n"
+
+
+def item_spans(text: str) -> list[tuple[int, int]]:
+    """Each non-blank data row's characters (a quoted cell may span lines), without its newline."""
+    delimiter, _ = _dialect(text)
+    starts = [0]
+    for index, char in enumerate(text):
+        if char == "\n":
+            starts.append(index + 1)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    next(reader, None)
+    spans: list[tuple[int, int]] = []
+    last = reader.line_num
+    for row in reader:
+        first, last = last, reader.line_num  # physical lines first+1 .. last (1-based)
+        if not any(cell.strip() for cell in row):
+            continue
+        start = starts[first]
+        end = starts[last] - 1 if last < len(starts) else len(text)
+        while end > start and text[end - 1] in "\r\n":
+            end -= 1
+        spans.append((start, end))
+    return spans
+
+
+def splice_item(text: str, span: tuple[int, int], item: Item) -> str:
+    """The edited row in the file's own columns; other cells (an id, notes) are kept."""
+    delimiter, newline = _dialect(text)
+    header_row = next(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    header = [name.strip().casefold() for name in header_row]
+    row = next(csv.reader(io.StringIO(text[span[0] : span[1]], newline=""), delimiter=delimiter))
+    row += [""] * (len(header) - len(row))
+    question, options, key = flat(item)
+    columns = {name: i for i, name in reversed(list(enumerate(header)))}
+    distractors = [i for i, name in enumerate(header) if name.startswith(_DISTRACTOR_PREFIXES)]
+    wrong = [o for i, o in enumerate(options) if i != key]
+    if len(wrong) > len(distractors):
+        raise QuiztuiError(
+            f"the CSV has {len(distractors)} distractor columns; the edited question has"
+            f" {len(wrong)} wrong options"
+        )
+    row[columns["question"]] = question
+    row[columns["correct"]] = options[key]
+    for index, column in enumerate(distractors):
+        row[column] = wrong[index] if index < len(wrong) else ""
+    out = io.StringIO(newline="")
+    csv.writer(out, delimiter=delimiter, lineterminator=newline).writerow(row)
+    return out.getvalue()[: -len(newline)]

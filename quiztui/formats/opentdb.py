@@ -10,10 +10,19 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Mapping
 from typing import Any
 
+from quiztui.core.bank import Bank, Item, flat, refuse_annotations, why_not_judged
 from quiztui.core.quiz import Quiz
-from quiztui.formats._source import category_and_difficulty, json_problem, show, type_name
+from quiztui.formats._source import (
+    category_and_difficulty,
+    dump_like,
+    json_array_spans,
+    json_problem,
+    show,
+    type_name,
+)
 from quiztui.formats._validate import QuizBuilder, RawItem
 
 NAME = "opentdb"
@@ -109,3 +118,44 @@ def _check_item(obj: Any, builder: QuizBuilder, item: int) -> None:
             shuffle=kind == "multiple",
         )
     )
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+
+def item_object(item: Item, base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The Open Trivia DB result of a judgeable item (text HTML-escaped as the API does);
+    ``base`` (the object it came from) keeps its other keys and their order."""
+    text, options, key = flat(item)
+    boolean = item.type == "truefalse"
+    obj = dict(base) if base is not None else {}
+    if base is None:
+        obj["type"] = "boolean" if boolean else "multiple"
+        obj["difficulty"] = item.extra_value("difficulty") or "medium"
+        obj["category"] = html.escape(item.category or "General Knowledge")
+    else:
+        obj["type"] = "boolean" if boolean else "multiple"
+    obj["question"] = html.escape(text)
+    obj["correct_answer"] = html.escape(options[key])
+    obj["incorrect_answers"] = [html.escape(o) for i, o in enumerate(options) if i != key]
+    return obj
+
+
+def unsupported(item: Item) -> str | None:
+    reason = why_not_judged(item)
+    return None if reason is None else f"{reason} (Open Trivia DB holds one-key questions)"
+
+
+def write_bank(bank: Bank, annotations: Mapping[int, Mapping[str, str]] | None = None) -> str:
+    refuse_annotations(NAME, annotations)
+    document = {"response_code": 0, "results": [item_object(item) for item in bank.items]}
+    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+
+
+def item_spans(text: str) -> list[tuple[int, int]]:
+    return json_array_spans(text, "results")
+
+
+def splice_item(text: str, span: tuple[int, int], item: Item) -> str:
+    original = text[span[0] : span[1]]
+    return dump_like(item_object(item, json.loads(original)), original, text, span[0])

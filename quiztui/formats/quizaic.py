@@ -9,12 +9,16 @@ writes it).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
+from quiztui.core.bank import Bank, Item, flat, refuse_annotations, why_not_judged
 from quiztui.core.quiz import Quiz
 from quiztui.formats._source import (
     array_item_lines,
     category_and_difficulty,
+    dump_like,
+    json_array_spans,
     json_problem,
     type_name,
 )
@@ -136,3 +140,59 @@ def check_item(obj: Any, builder: QuizBuilder, *, line: int | None, item: int | 
             context=context if isinstance(context, str) else None,
         )
     )
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+
+def item_object(item: Item, base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The Quizaic object of a judgeable item; ``base`` (the object it came from) keeps its
+    other keys and their order."""
+    text, options, key = flat(item)
+    obj = dict(base) if base is not None else {}
+    obj.update(question=text, responses=list(options), correct=options[key])
+    if base is None:
+        for name in ("category",):
+            if item.category:
+                obj[name] = item.category
+        for name in ("difficulty", "context"):
+            value = item.extra_value(name)
+            if value:
+                obj[name] = value
+    return obj
+
+
+def unsupported(item: Item) -> str | None:
+    reason = why_not_judged(item)
+    return None if reason is None else f"{reason} (Quizaic holds one-key multiple choice)"
+
+
+def write_bank(bank: Bank, annotations: Mapping[int, Mapping[str, str]] | None = None) -> str:
+    refuse_annotations(NAME, annotations)
+    objects = [item_object(item) for item in bank.items]
+    return json.dumps(objects, ensure_ascii=False, indent=2) + "\n"
+
+
+def item_spans(text: str) -> list[tuple[int, int]]:
+    """Where each question's object is in the file: array elements, lines, or the whole text."""
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        return json_array_spans(text)
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        spans, pos = [], 0
+        for line in text.split("\n"):
+            body = line.rstrip("\r")
+            if body.strip():
+                spans.append((pos, pos + len(body)))
+            pos += len(line) + 1
+        return spans
+    start = len(text) - len(stripped)
+    return [(start, len(text.rstrip()))]
+
+
+def splice_item(text: str, span: tuple[int, int], item: Item) -> str:
+    """The text that replaces ``span`` (one question's object) after the item was edited."""
+    original = text[span[0] : span[1]]
+    return dump_like(item_object(item, json.loads(original)), original, text, span[0])

@@ -175,6 +175,15 @@ class Store:
         ]
         return [self.get_run(i) for i in ids]
 
+    def latest_vet_run(self, quiz_hash: str) -> RunRecord | None:
+        """The newest finished vet run of the quiz with this content hash (None: never vetted)."""
+        row = self.conn.execute(
+            "SELECT id FROM runs WHERE quiz_hash = ? AND kind = 'vet' AND status = 'finished'"
+            " AND summary_json IS NOT NULL ORDER BY id DESC LIMIT 1",
+            (quiz_hash,),
+        ).fetchone()
+        return None if row is None else self.get_run(row[0])
+
     def run_order(self, run_id: int) -> list[tuple[int, str, int, str, bool]]:
         """(seq, question_id, option_index, text, keyed) in run order."""
         return [

@@ -23,6 +23,7 @@ from quiztui.tui.screens.vet import VetScreen
 from quiztui.tui.themes import DEFAULT_THEME, FALLBACK_THEME, THEMES_DIR, load_themes
 
 if TYPE_CHECKING:
+    from quiztui.core.bank import Bank
     from quiztui.core.grading import GradeItem
     from quiztui.pipeline.calibrate import CalibrationRequest
     from quiztui.tui.screens.calibrate import CalibrateScreen
@@ -87,6 +88,8 @@ class QuiztuiApp(App[None]):
         start_review: Callable[[Quiz, str], AsyncIterator[Any]] | None = None,
         review_mode: str = "feedback",
         review_low_score: int = 2,
+        bank: Bank | None = None,
+        start_rejudge: Callable[[Quiz], AsyncIterator[VetEvent]] | None = None,
     ) -> None:
         super().__init__()
         self.quiz = quiz
@@ -123,6 +126,8 @@ class QuiztuiApp(App[None]):
             clock=clock,
             flush_interval=flush_interval,
             fragility=fragility,
+            bank=bank,
+            start_rejudge=start_rejudge,
         )
         loaded = load_themes(themes_dir if themes_dir is not None else THEMES_DIR)
         self.theme_problems = loaded.problems
@@ -284,7 +289,8 @@ class QuiztuiApp(App[None]):
             or self.measuring_robustness
             or self.reviewing
         )
-        if not busy or isinstance(self.screen, ConfirmQuitScreen):
+        unsaved = self.vet_screen.unsaved
+        if (not busy and not unsaved) or isinstance(self.screen, ConfirmQuitScreen):
             self.exit()
             return
 
@@ -302,5 +308,7 @@ class QuiztuiApp(App[None]):
             else "A robustness run is in progress. Quit anyway?"
             if self.measuring_robustness
             else "A review is in progress. Quit anyway?"
+            if self.reviewing
+            else f"{unsaved} edited question(s) not written to the file (ctrl+s). Quit anyway?"
         )
         self.push_screen(ConfirmQuitScreen(question), callback=answered)

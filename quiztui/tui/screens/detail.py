@@ -6,6 +6,7 @@ is the pipeline's P(key is the answer) from those P(true), beside the verdict-ba
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
@@ -105,12 +106,20 @@ class QuestionDetailScreen(ModalScreen[None]):
         Binding("escape", "close", "Close", id="detail.close"),
         Binding("j,down", "scroll_down", "Scroll down", id="detail.down", show=False),
         Binding("k,up", "scroll_up", "Scroll up", id="detail.up", show=False),
+        Binding("e", "edit", "Edit and re-judge", id="detail.edit", show=False),
     ]
 
-    def __init__(self, record: QuestionRecord, total: int) -> None:
+    def __init__(
+        self,
+        record: QuestionRecord,
+        total: int,
+        *,
+        edit: Callable[[QuestionRecord], None] | None = None,
+    ) -> None:
         super().__init__()
         self.record = record
         self.total = total
+        self.edit = edit  # opens the editor on this question (None: not editable here)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="detail-dialog"):
@@ -122,10 +131,16 @@ class QuestionDetailScreen(ModalScreen[None]):
                         classes="detail-option",
                         id=f"detail-option-{index}",
                     )
-            yield Static(Text("esc close · j/k scroll", style="dim"), id="detail-hint")
+            hint = "esc close · j/k scroll" + (" · e edit and re-judge" if self.edit else "")
+            yield Static(Text(hint, style="dim"), id="detail-hint")
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_edit(self) -> None:
+        if self.edit is not None:
+            self.dismiss(None)
+            self.edit(self.record)
 
     def action_scroll_down(self) -> None:
         self.query_one("#detail-scroll", VerticalScroll).scroll_down(animate=False)

@@ -8,6 +8,7 @@ call per verdict would cost ~40 ms of rendering each and drown the event loop.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 from itertools import islice
 from typing import Any, ClassVar
@@ -22,11 +23,22 @@ from textual.widgets import DataTable, Footer, Input, Static
 from textual.widgets.data_table import RowKey
 from textual.worker import Worker, WorkerState
 
-from quiztui.core.quiz import Quiz
+from quiztui.core.bank import Bank, Item, apply_edit, item_index
+from quiztui.core.quiz import Question, Quiz
 from quiztui.errors import QuiztuiError
-from quiztui.pipeline.events import RunStarted, VetEvent
+from quiztui.pipeline.events import (
+    AssertionUnjudged,
+    BatchFailed,
+    BatchRetried,
+    QuestionScored,
+    RunStarted,
+    UsageUpdated,
+    VerdictReceived,
+    VetEvent,
+)
 from quiztui.tui.messages import RunStatusChanged
 from quiztui.tui.screens.detail import QuestionDetailScreen
+from quiztui.tui.screens.edit import Edit, EditQuestionScreen
 from quiztui.tui.state import (
     CANCELLED,
     FAILED,
@@ -69,6 +81,8 @@ class VetScreen(Screen[None]):
         Binding("m", "open_metrics", "Metrics", id="view.metrics", show=False),
         Binding("c", "open_calibrate", "Calibrate the judge", id="view.calibrate", show=False),
         Binding("escape", "clear_filter", "Clear filter", id="view.clear_filter", show=False),
+        Binding("e", "edit_question", "Edit question", id="edit.open", show=False),
+        Binding("ctrl+s", "save_quiz", "Save edits", id="edit.write", show=False),
     ]
 
     def __init__(
@@ -83,9 +97,18 @@ class VetScreen(Screen[None]):
         clock: Callable[[], float],
         flush_interval: float,
         fragility: dict[str, tuple[bool, str]] | None = None,
+        bank: Bank | None = None,
+        start_rejudge: Callable[[Quiz], AsyncIterator[VetEvent]] | None = None,
     ) -> None:
         super().__init__(id="vet")
         self.quiz = quiz
+        # The file's items (for saving edits back in its own format) and the edited ones by index.
+        self.bank = bank
+        self.edits: dict[int, Item] = {}
+        # ``start_rejudge(quiz)`` judges a one-question quiz (None: editing re-judges nothing).
+        self.start_rejudge = start_rejudge
+        self._rejudge_worker: Worker[None] | None = None
+        self._rejudging: str | None = None  # the question id being re-judged
         self.start_run = start_run
         self.judge_label = judge_label
         self.simulated = simulated
@@ -150,6 +173,8 @@ class VetScreen(Screen[None]):
 
     def action_start_run(self) -> None:
         """Start a fresh run (a running one is cancelled by the exclusive worker group)."""
+        if self._rejudging is not None and self._rejudge_worker is not None:
+            self._rejudge_worker.cancel()
         self._run_token += 1
         self.state = RunState(self.quiz, self.clock)
         self._apply_fragility()
@@ -197,6 +222,13 @@ class VetScreen(Screen[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The single place where a run's end (success, cancel, error) is handled."""
+        if event.worker is self._rejudge_worker and event.state in (
+            WorkerState.SUCCESS,
+            WorkerState.CANCELLED,
+            WorkerState.ERROR,
+        ):
+            self._rejudge_ended(event.worker, event.state)
+            return
         if event.worker is not self._run_worker:
             return
         if event.state == WorkerState.SUCCESS:
@@ -395,7 +427,12 @@ class VetScreen(Screen[None]):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         record = self._record_for_row(event.data_table, event.row_key)
         if record is not None:
-            self.app.push_screen(QuestionDetailScreen(record, len(self.state.questions)))
+            self.open_detail(record)
+
+    def open_detail(self, record: QuestionRecord) -> None:
+        self.app.push_screen(
+            QuestionDetailScreen(record, len(self.state.questions), edit=self.edit_record)
+        )
 
     def action_open_metrics(self) -> None:
         """The metrics screen over this run; it reads ``self.state`` afresh on every refresh."""
@@ -419,4 +456,158 @@ class VetScreen(Screen[None]):
             return
         record = self._record_for_row(table, row_key)
         if record is not None:
-            self.app.push_screen(QuestionDetailScreen(record, len(self.state.questions)))
+            self.open_detail(record)
+
+    # -- fix and re-judge -----------------------------------------------------------------------
+
+    def edit_record(self, record: QuestionRecord) -> None:
+        """Open the editor on one question; saving it there re-judges that question only."""
+        if self.running:
+            self.notify("Wait for the run to finish (or x to cancel it) before editing", timeout=5)
+            return
+        if self._rejudging is not None:
+            self.notify("A question is being re-judged; edit again when it is done", timeout=5)
+            return
+        qid = record.question.id
+        self.app.push_screen(
+            EditQuestionScreen(record.question, record.number),
+            callback=lambda edit: self._edited(qid, edit),
+        )
+
+    def action_edit_question(self) -> None:
+        table = self.verdicts_table if self.verdicts_table.has_focus else self.questions_table
+        row_key = table.cursor_row_key
+        record = self._record_for_row(table, row_key) if row_key is not None else None
+        if record is not None:
+            self.edit_record(record)
+
+    def _edited(self, qid: str, edit: Edit | None) -> None:
+        if edit is None:
+            return
+        record = self.state.questions[qid]
+        old = record.question
+        new = old.model_copy(update={"text": edit.text, "options": edit.options, "key": edit.key})
+        truth = {k: v for k, v in self.quiz.truth.items() if k != qid}  # the old answer's index
+        questions = tuple(new if q.id == qid else q for q in self.quiz.questions)
+        self.quiz = self.quiz.model_copy(update={"questions": questions, "truth": truth})
+        self.state.quiz = self.quiz
+        if self.bank is not None:
+            index = item_index(qid)
+            item = self.edits.get(index, self.bank.items[index])
+            self.edits[index] = apply_edit(item, edit.text, edit.options, edit.key)
+        self._forget_question(record, new)
+        if self.start_rejudge is None:
+            self.notify("Edited; no judge to re-judge it with", timeout=5)
+            return
+        self._rejudging = qid
+        self._rejudge_worker = self._rejudge(new)
+
+    def _forget_question(self, record: QuestionRecord, new: Question) -> None:
+        """Drop a question's verdicts and score: it is about to be judged again."""
+        state = self.state
+        table = self.verdicts_table
+        qid = record.question.id
+        for seq in [s for s, a in state.assertions.items() if a.question_id == qid]:
+            gone = state.assertions.pop(seq)
+            if gone.verdict is None:
+                state.unjudged -= 1
+            row_key = self._verdict_rows.pop(seq, None)
+            if row_key is not None:
+                self._seq_by_row.pop(row_key, None)
+                table.remove_row(row_key)
+            state.changed_seqs.discard(seq)
+        state.pending_seqs[:] = [s for s in state.pending_seqs if s in state.assertions]
+        state.total += new.n - record.question.n
+        record.question = new
+        record.options.clear()
+        record.score = None
+        state.stats_dirty = True
+        if qid in self.questions_table.rows:
+            self.questions_table.update_changed(qid, self.questions_table.cells_by_key(record))
+        self._update_labels()
+
+    @work(exclusive=True, exit_on_error=False, group="rejudge")
+    async def _rejudge(self, question: Question) -> None:
+        assert self.start_rejudge is not None
+        one = Quiz(
+            title=self.quiz.title,
+            questions=(question,),
+            source_path=self.quiz.source_path,
+            format=self.quiz.format,
+        )
+        offset = max((*self.state.assertions, *self._verdict_rows), default=-1) + 1
+        self._rejudge_usage: UsageUpdated | None = None
+        self._rejudge_cached = 0
+
+        def handle(event: VetEvent) -> None:
+            match event:
+                case VerdictReceived() | AssertionUnjudged():
+                    if isinstance(event, VerdictReceived) and event.cached:
+                        self._rejudge_cached += 1
+                    self.state.apply(dataclasses.replace(event, seq=event.seq + offset))
+                case QuestionScored() | BatchRetried() | BatchFailed():
+                    self.state.apply(event)
+                case UsageUpdated():
+                    self._rejudge_usage = event
+
+        await drain(self.start_rejudge(one), handle, lambda: True)
+
+    def _rejudge_ended(self, worker: Worker[None], state: WorkerState) -> None:
+        qid, self._rejudging = self._rejudging, None
+        self.flush()
+        record = self.state.questions.get(qid or "")
+        if state == WorkerState.ERROR:
+            self.notify(
+                printable(error_message(worker.error)),
+                title="Re-judging failed",
+                severity="error",
+                markup=False,
+                timeout=10,
+            )
+            return
+        if state == WorkerState.CANCELLED or record is None:
+            return
+        usage = self._rejudge_usage
+        requests = usage.requests if usage is not None else 0
+        badge = QuestionsTable.badge_of(record)
+        self.notify(
+            f"Question {record.number} re-judged: {badge} · {requests} request(s),"
+            f" {self._rejudge_cached} verdict(s) from the cache · ctrl+s writes the file",
+            title="Re-judged",
+            markup=False,
+            timeout=8,
+        )
+
+    @property
+    def unsaved(self) -> int:
+        return len(self.edits)
+
+    def action_save_quiz(self) -> None:
+        """Write the edited questions back into the quiz file (a .bak copy of it beside it)."""
+        if not self.edits:
+            self.notify("Nothing to save: no question was edited", timeout=4)
+            return
+        if self.bank is None:
+            self.notify("This quiz did not come from a file I can write", severity="error")
+            return
+        from quiztui.formats.bank_io import load_bank, save_edits
+
+        try:
+            path, backup = save_edits(self.bank, self.edits)
+        except (QuiztuiError, OSError) as exc:
+            self.notify(printable(str(exc)), title="Not saved", severity="error", markup=False)
+            return
+        count = len(self.edits)
+        self.edits.clear()
+        try:
+            self.bank = load_bank(path, self.bank.format)
+        except QuiztuiError as exc:
+            self.bank = None
+            self.notify(printable(str(exc)), title="Saved, but re-reading failed", markup=False)
+            return
+        self.notify(
+            f"Saved {count} edited question(s) to {path.name} (backup: {backup.name})",
+            title="Saved",
+            markup=False,
+            timeout=6,
+        )

@@ -171,6 +171,10 @@ class QuestionsTable(NavTable):
             live["suggested"],
         ]
 
+    @classmethod
+    def cells_by_key(cls, record: QuestionRecord) -> dict[str, Cell]:
+        return dict(zip((s.key for s in cls.COLUMNS), cls.row_cells(record), strict=True))
+
     def show(self, records: Iterable[QuestionRecord]) -> None:
         """Replace the rows (used at start and when the filter changes), keeping the cursor."""
         keep = self.cursor_row_key

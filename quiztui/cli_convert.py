@@ -1,0 +1,138 @@
+"""``quiztui convert IN OUT``: a quiz from any format to any other.
+
+Formats in: Quizaic JSON/JSONL, Open Trivia DB, CSV, Moodle GIFT, Aiken, Moodle XML (detected by
+extension and content, or ``--from``); out: the same six (by OUT's extension, or ``--to``).
+Items the output format cannot hold (an essay written as Aiken, several right answers written
+as CSV) stop the conversion with their numbers and why, unless ``--drop-unsupported`` leaves them
+out (each is named on stderr).
+
+``--annotate`` writes the newest finished vet run of the quiz (matched by its content) into the
+output: a ``// quiztui: badge=… confidence=…`` comment in GIFT, ``quiztui:badge=…`` tags in Moodle
+XML. Exit codes: 0 written; 2 bad input (unreadable quiz, unknown format, an item the output
+cannot hold, no vet run to annotate from).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from quiztui.config import Config
+from quiztui.core.bank import Bank, bank_quiz, item_index
+from quiztui.core.question_mode import LETTERS
+from quiztui.errors import QuiztuiError
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "convert",
+        parents=[common],
+        help="convert a quiz between Quizaic, Open Trivia DB, CSV, GIFT, Aiken and Moodle XML",
+        description="Convert a quiz file to another format. Types the vet pipeline does not"
+        " judge (essays, matching, numerical, ...) are kept when the output format can hold them.",
+        epilog="Exit codes: 0 written; 2 bad input (the message names file, line and field).",
+    )
+    p.add_argument("input", type=Path, help="quiz file to read")
+    p.add_argument("output", type=Path, help="file to write ('-' for stdout, with --to)")
+    p.add_argument("--from", dest="from_format", metavar="FMT", help="input format name")
+    p.add_argument(
+        "--to",
+        metavar="FMT",
+        help="output format: quizaic, opentdb, csv, gift, aiken, moodle_xml (default: by extension)",
+    )
+    p.add_argument(
+        "--annotate",
+        action="store_true",
+        help="write badges and confidence of the newest vet run (GIFT comments, Moodle XML tags)",
+    )
+    p.add_argument(
+        "--drop-unsupported",
+        action="store_true",
+        help="leave out items the output format cannot hold instead of stopping",
+    )
+    p.add_argument("--db", type=Path, help="SQLite run store (for --annotate)")
+
+
+def annotations_for(bank: Bank, config: Config) -> dict[int, dict[str, str]]:
+    """Item index -> annotation from the newest finished vet run of this quiz's content."""
+    from quiztui.store import Store
+
+    quiz = bank_quiz(bank)
+    with Store(config.db_path()) as store:
+        run = store.latest_vet_run(quiz.content_hash())
+    if run is None or not run.summary:
+        raise QuiztuiError(
+            f"--annotate: no finished vet run of {bank.source_path} in {config.db_path()}"
+            " (run `quiztui vet QUIZ --no-tui` first)"
+        )
+    out: dict[int, dict[str, str]] = {}
+    for q in run.summary.get("questions", []):
+        annotation = {
+            "badge": str(q["badge"]),
+            "k": f"{q['k']}/{len(q['options'])}",
+            "confidence": f"{float(q['confidence']):.2f}",
+        }
+        suggested = q.get("suggested_option")
+        if suggested is not None:
+            annotation["likely"] = LETTERS[int(suggested)]
+        annotation["run"] = str(run.id)
+        out[item_index(str(q["question_id"]))] = annotation
+    return out
+
+
+def cmd_convert(config: Config, args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from quiztui.formats.bank_io import (
+        known_input,
+        load_bank,
+        output_format,
+        unsupported_items,
+        write_bank,
+    )
+
+    if args.db:
+        config = config.model_copy(
+            update={"store": config.store.model_copy(update={"path": str(args.db)})}
+        )
+    if args.output != Path("-") and args.output.resolve() == args.input.resolve():
+        raise QuiztuiError(f"{args.output}: the output would overwrite the input")
+    if args.output == Path("-") and not args.to:
+        raise QuiztuiError("writing to stdout: name the output format with --to")
+    fmt = output_format(args.output, args.to)
+    bank = load_bank(args.input, known_input(args.from_format))
+    annotations = annotations_for(bank, config) if args.annotate else None
+    blocked = unsupported_items(bank, fmt)
+    if blocked and not args.drop_unsupported:
+        lines = [f"{args.input}: item {i + 1}{_line(bank, i)}: {why}" for i, why in blocked]
+        raise QuiztuiError(
+            f"{len(blocked)} item(s) cannot be written as {fmt} (--drop-unsupported leaves them"
+            " out):\n  " + "\n  ".join(lines)
+        )
+    if blocked:
+        dropped = {i for i, _ in blocked}
+        for i, why in blocked:
+            print(f"quiztui: dropped item {i + 1}{_line(bank, i)}: {why}", file=sys.stderr)
+        kept = [i for i in range(len(bank.items)) if i not in dropped]
+        if annotations is not None:
+            annotations = {n: annotations[i] for n, i in enumerate(kept) if i in annotations}
+        bank = replace(bank, items=tuple(bank.items[i] for i in kept))
+    text = write_bank(bank, fmt, annotations)
+    if args.output == Path("-"):
+        sys.stdout.write(text)
+    else:
+        with open(args.output, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        print(
+            f"wrote {len(bank.items)} item(s) as {fmt} to {args.output}"
+            + (f" ({len(annotations)} annotated)" if annotations else ""),
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _line(bank: Bank, index: int) -> str:
+    line = bank.items[index].line
+    return f" (line {line})" if line is not None else ""

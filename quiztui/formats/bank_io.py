@@ -1,0 +1,158 @@
+"""Question banks in and out of every format: load, write, convert, and save edits in place.
+
+The authoring formats (GIFT, Aiken, Moodle XML) read straight into a ``Bank``; the flat formats
+(Quizaic, Open Trivia DB, CSV) read into a ``Quiz`` whose questions become bank items, each
+with the span of the object or row it came from. Saving an edited question replaces only that
+span, so every other byte of the file is kept; a copy of the old file is left beside it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from quiztui.core.bank import Bank, Item, question_item
+from quiztui.errors import QuiztuiError
+from quiztui.formats import (
+    BANK_FORMATS,
+    FORMATS,
+    detect_format,
+    format_module,
+    load_quiz,
+    quiz_title,
+)
+from quiztui.formats._source import read_text
+
+WRITE_FORMATS = ("quizaic", "opentdb", "csv", "gift", "aiken", "moodle_xml")
+BACKUP_SUFFIX = ".bak"
+# Extensions that name one output format (.json is Quizaic unless --to opentdb).
+OUTPUT_EXTENSIONS = {
+    ".json": "quizaic",
+    ".jsonl": "quizaic",
+    ".csv": "csv",
+    ".gift": "gift",
+    ".aiken": "aiken",
+    ".xml": "moodle_xml",
+}
+
+
+def load_bank(path: str | Path, fmt: str | None = None) -> Bank:
+    """Every item of a quiz file, with the file's text and each item's span in it."""
+    shown = str(path)
+    path = Path(path)
+    text = read_text(path, shown)
+    detected = fmt or detect_format(path, text)
+    if detected in BANK_FORMATS:
+        return format_module(detected).parse_bank(text, shown, quiz_title(path))  # type: ignore[no-any-return]
+    quiz = load_quiz(path, None if detected == "json" else detected)
+    name = quiz.format or detected
+    spans = format_module(name).item_spans(text)
+    items = []
+    for index, question in enumerate(quiz.questions):
+        item = question_item(question)
+        if len(spans) == len(quiz.questions):
+            item = replace(item, span=spans[index])
+        items.append(item)
+    return Bank(
+        items=tuple(items),
+        format=name,
+        title=quiz.title,
+        source_path=shown,
+        source_text=text,
+        truth=dict(quiz.truth),
+    )
+
+
+def output_format(path: str | Path, to: str | None) -> str:
+    if to is not None:
+        if to not in WRITE_FORMATS:
+            raise QuiztuiError(f"unknown output format {to!r} (known: {', '.join(WRITE_FORMATS)})")
+        return to
+    suffix = Path(path).suffix.lower()
+    name = Path(path).name.lower()
+    if name.endswith(".gift.txt"):
+        return "gift"
+    if name.endswith(".aiken.txt"):
+        return "aiken"
+    if suffix not in OUTPUT_EXTENSIONS:
+        raise QuiztuiError(
+            f"{path}: cannot tell the output format from {suffix or 'no extension'!r};"
+            f" name it with --to ({', '.join(WRITE_FORMATS)})"
+        )
+    return OUTPUT_EXTENSIONS[suffix]
+
+
+def unsupported_items(bank: Bank, fmt: str) -> list[tuple[int, str]]:
+    """(index, reason) of every item format ``fmt`` cannot hold."""
+    module = format_module(fmt)
+    out = []
+    for index, item in enumerate(bank.items):
+        reason = module.unsupported(item)
+        if reason is not None:
+            out.append((index, reason))
+    return out
+
+
+def write_bank(
+    bank: Bank, fmt: str, annotations: Mapping[int, Mapping[str, str]] | None = None
+) -> str:
+    return format_module(fmt).write_bank(bank, annotations)  # type: ignore[no-any-return]
+
+
+def edited_text(bank: Bank, edits: Mapping[int, Item]) -> str:
+    """The file's text with each edited item (by index) rewritten in place, nothing else."""
+    text = bank.source_text
+    if text is None:
+        raise QuiztuiError("the quiz was not read from a file; nothing to save into")
+    if not edits:
+        return text
+    module = format_module(bank.format)
+    pieces: list[str] = []
+    pos = 0
+    for index in sorted(edits, key=lambda i: _span(bank, i)[0]):
+        start, end = _span(bank, index)
+        item = edits[index]
+        if bank.format in BANK_FORMATS:
+            replacement = module.render_item(item)
+        else:
+            replacement = module.splice_item(text, (start, end), item)
+        pieces += [text[pos:start], replacement]
+        pos = end
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
+
+def _span(bank: Bank, index: int) -> tuple[int, int]:
+    span = bank.items[index].span
+    if span is None:
+        raise QuiztuiError(
+            f"{bank.source_path}: cannot find question {index + 1} in the file to rewrite it"
+        )
+    return span
+
+
+def save_edits(bank: Bank, edits: Mapping[int, Item]) -> tuple[Path, Path]:
+    """Write the edited file over the original, keeping the old one as ``<file>.bak``.
+
+    Returns (the file, the backup). The new text is written to a temporary file and renamed, so
+    a failure leaves the original untouched."""
+    if bank.source_path is None:
+        raise QuiztuiError("the quiz was not read from a file; nothing to save into")
+    path = Path(bank.source_path)
+    new_text = edited_text(bank, edits)
+    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    original = path.read_bytes()
+    backup.write_bytes(original)
+    temporary = path.with_name(f".{path.name}.quiztui-tmp")
+    with open(temporary, "w", encoding="utf-8", newline="") as handle:
+        handle.write(new_text)
+    os.replace(temporary, path)
+    return path, backup
+
+
+def known_input(fmt: str | None) -> str | None:
+    if fmt is not None and fmt not in FORMATS:
+        raise QuiztuiError(f"unknown input format {fmt!r} (known: {', '.join(sorted(FORMATS))})")
+    return fmt
