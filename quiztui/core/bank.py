@@ -129,15 +129,15 @@ def why_not_judged(item: Item) -> str | None:
     if item.type != "multichoice":
         return item.type
     if len(item.choices) < 2:
-        return "multichoice with fewer than two options"
+        return "fewer than two options"
     right = _right_choices(item)
     if len(right) != 1:
-        return "multichoice with several right answers" if right else "multichoice with no key"
+        return "multi-answer" if right else "no key"
     texts = [c.text.plain().casefold() for c in item.choices]
     if any(not t.strip() for t in texts):
-        return "multichoice with an empty option"
+        return "an empty option"
     if len(set(texts)) != len(texts):
-        return "multichoice with duplicate options"
+        return "duplicate options"
     return None
 
 

@@ -24,7 +24,7 @@ from textual.widgets.data_table import RowKey
 from textual.worker import Worker, WorkerState
 
 from quiztui.core.bank import Bank, Item, apply_edit, item_index
-from quiztui.core.quiz import Question, Quiz
+from quiztui.core.quiz import Question, Quiz, Unjudged
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import (
     AssertionUnjudged,
@@ -149,7 +149,7 @@ class VetScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.questions_table.show(self._visible_records())
+        self.questions_table.show(self._visible_records(), self._visible_unjudged())
         self._update_labels()
         self.query_one(RunStats).show(self.state)
         self.questions_table.focus()
@@ -181,7 +181,7 @@ class VetScreen(Screen[None]):
         self._verdict_rows.clear()
         self._seq_by_row.clear()
         self.verdicts_table.clear()
-        self.questions_table.show(self._visible_records())
+        self.questions_table.show(self._visible_records(), self._visible_unjudged())
         self.state.begin()
         self._status_changed()
         self._run_worker = self._run(self._run_token)
@@ -318,7 +318,7 @@ class VetScreen(Screen[None]):
             for qid in question_ids:
                 record = state.questions.get(qid)
                 if record is not None and self._matches(record) != (qid in table.rows):
-                    table.show(self._visible_records())
+                    table.show(self._visible_records(), self._visible_unjudged())
                     return
         for qid in question_ids:
             record = state.questions.get(qid)
@@ -342,6 +342,13 @@ class VetScreen(Screen[None]):
 
     def _visible_records(self) -> list[QuestionRecord]:
         return [r for r in self.state.questions.values() if self._matches(r)]
+
+    def _visible_unjudged(self) -> list[Unjudged]:
+        """Items kept from the file but not judged: listed under "all", after the questions."""
+        if self.badge_filter != "all":
+            return []
+        needle = self.text_filter.casefold()
+        return [u for u in self.quiz.unjudged if needle in u.text.casefold()]
 
     def set_badge_filter(self, badge: str) -> None:
         if badge not in BADGE_FILTERS:
@@ -386,12 +393,12 @@ class VetScreen(Screen[None]):
         self.questions_table.focus()
 
     def _apply_filter(self) -> None:
-        self.questions_table.show(self._visible_records())
+        self.questions_table.show(self._visible_records(), self._visible_unjudged())
         self._update_labels()
 
     def _update_labels(self) -> None:
         shown = self.questions_table.row_count
-        total = len(self.state.questions)
+        total = len(self.state.questions) + len(self.quiz.unjudged)
         label = Text(end="", no_wrap=True, overflow="ellipsis")
         label.append("Questions", style="bold")
         label.append(f"  {shown}/{total} shown · filter: ")
@@ -428,6 +435,16 @@ class VetScreen(Screen[None]):
         record = self._record_for_row(event.data_table, event.row_key)
         if record is not None:
             self.open_detail(record)
+            return
+        item = next((u for u in self.quiz.unjudged if u.id == event.row_key.value), None)
+        if item is not None:
+            line = f" (line {item.source_line})" if item.source_line else ""
+            self.notify(
+                f"Not judged ({item.type}){line}: quiztui judges one-key multiple choice and"
+                " true/false; this item is kept and written back unchanged",
+                markup=False,
+                timeout=6,
+            )
 
     def open_detail(self, record: QuestionRecord) -> None:
         self.app.push_screen(

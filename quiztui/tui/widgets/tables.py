@@ -16,6 +16,7 @@ from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
 from quiztui.core.kscore import Badge
+from quiztui.core.quiz import Unjudged
 from quiztui.tui.state import AssertionRecord, QuestionRecord
 from quiztui.tui.widgets.cells import (
     DASH,
@@ -175,12 +176,29 @@ class QuestionsTable(NavTable):
     def cells_by_key(cls, record: QuestionRecord) -> dict[str, Cell]:
         return dict(zip((s.key for s in cls.COLUMNS), cls.row_cells(record), strict=True))
 
-    def show(self, records: Iterable[QuestionRecord]) -> None:
+    @classmethod
+    def unjudged_cells(cls, item: Unjudged) -> list[Cell]:
+        """A row for an item kept from the file that is not judged (an essay, matching, ...)."""
+        blank = cell("")
+        return [
+            cell("·", "dim"),
+            cell(item.text, "dim"),
+            cell("—", "dim"),
+            blank,
+            cell("not judged", "dim italic"),
+            blank,
+            blank,
+            cell(f"({item.type})", "dim"),
+        ]
+
+    def show(self, records: Iterable[QuestionRecord], unjudged: Iterable[Unjudged] = ()) -> None:
         """Replace the rows (used at start and when the filter changes), keeping the cursor."""
         keep = self.cursor_row_key
         self.clear()
         for record in records:
             self.add_row(*self.row_cells(record), key=record.question.id)
+        for item in unjudged:
+            self.add_row(*self.unjudged_cells(item), key=item.id)
         if keep is not None and keep in self.rows:
             self.move_cursor(row=self.get_row_index(keep), animate=False)
 
