@@ -251,9 +251,9 @@ async def test_questions_table_is_updated_in_place_by_key(monkeypatch: pytest.Mo
     rebuilds: list[int] = []
     original = QuestionsTable.show
 
-    def counting(self: QuestionsTable, records):  # type: ignore[no-untyped-def]
+    def counting(self: QuestionsTable, records, unjudged=()):  # type: ignore[no-untyped-def]
         rebuilds.append(1)
-        return original(self, records)
+        return original(self, records, unjudged)
 
     monkeypatch.setattr(QuestionsTable, "show", counting)
     app = make_app()
