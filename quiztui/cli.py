@@ -19,6 +19,7 @@ from quiztui import (
     cli_convert,
     cli_generate,
     cli_grade,
+    cli_lint,
     cli_review,
     cli_robustness,
 )
@@ -43,6 +44,7 @@ COMMANDS = (
     "generate",
     "robustness",
     "convert",
+    "lint",
 )
 
 
@@ -113,6 +115,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_generate.add_parser(sub, common, judge)
     cli_robustness.add_parser(sub, common, judge)
     cli_convert.add_parser(sub, common)
+    cli_lint.add_parser(sub, common)
     return p
 
 
@@ -378,12 +381,14 @@ def build_vet_app(config: Config, store, quiz: Quiz, provider, accuracy, start_r
         review_mode=config.review.mode,
         review_low_score=config.review.low_score,
         bank=_try_bank(Path(quiz.source_path) if quiz.source_path else None),
+        lint=lambda edited: cli_lint.lint_report(config, edited),
         start_rejudge=start_run,
     )
 
 
 def cmd_vet(config: Config, args: argparse.Namespace, tui: bool) -> int:
     from quiztui.report import render_report
+    from quiztui.report.writers import ReportExtras
 
     store, quiz = _open(config, args)
     try:
@@ -395,7 +400,8 @@ def cmd_vet(config: Config, args: argparse.Namespace, tui: bool) -> int:
             print(f"quiztui: judging with the {provider.label}", file=sys.stderr)
         summary = asyncio.run(_headless(start_run, Progress(sys.stderr)))
         assert summary is not None
-        report = render_report(summary, args.format)
+        extras = ReportExtras(unjudged=quiz.unjudged, lint=cli_lint.lint_report(config, quiz))
+        report = render_report(summary, args.format, extras)
         if args.output:
             args.output.write_text(report, encoding="utf-8")
             print(
@@ -487,6 +493,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cli_robustness.cmd_robustness(config, args)
         if args.command == "convert":
             return cli_convert.cmd_convert(config, args)
+        if args.command == "lint":
+            return cli_lint.cmd_lint(config, args)
         return cmd_vet(config, args, tui=not args.no_tui)
     except QuizFormatError as exc:
         # Every problem on its own self-contained line: file, location, field, message.

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from quiztui.errors import ConfigError
 from quiztui.locations import config_path, default_db_path
@@ -136,6 +136,69 @@ class ReviewConfig(_Section):
     )
 
 
+class LintConfig(_Section):
+    disable: list[str] = Field(
+        default_factory=list, description='lint codes to skip, e.g. ["L106", "L107"]'
+    )
+    fail_on: Literal["error", "warning", "info", "never"] = Field(
+        "warning", description="quiztui lint exits 1 when a finding is at least this severe"
+    )
+    option_similarity: float = Field(
+        0.92, gt=0.0, le=1.0, description="difflib ratio at which two options are near-duplicates"
+    )
+    question_similarity: float = Field(
+        0.9, gt=0.0, le=1.0, description="difflib ratio at which two stems are near-duplicates"
+    )
+    prefilter_jaccard: float = Field(
+        0.4,
+        gt=0.0,
+        le=1.0,
+        description="stems are compared only when their content words overlap this much (Jaccard)",
+    )
+    giveaway_min_chars: int = Field(
+        4, ge=0, description="keys shorter than this are not looked for in stems"
+    )
+    long_key_ratio: float = Field(
+        2.0, gt=0.0, description="key length / longest distractor length that is much longer"
+    )
+    long_key_min_chars: int = Field(12, ge=0, description="shorter keys are never much longer")
+    min_stem_words: int = Field(3, ge=0, description="a stem with fewer words is too short")
+    min_stem_chars: int = Field(10, ge=0, description="a stem with fewer characters is too short")
+    cue_topic_words: int = Field(
+        2, ge=1, description="topic words another stem must share with a key to give it away"
+    )
+    cue_topic_share: float = Field(
+        0.5, gt=0.0, le=1.0, description="... and at least this share of the question's topic words"
+    )
+    alpha: float = Field(
+        0.01, gt=0.0, le=1.0, description="quiz-level tests (bias, balance) flag below this p-value"
+    )
+    min_questions: int = Field(
+        5, ge=2, description="questions a quiz-level test needs before it is run"
+    )
+
+    @field_validator("disable", mode="before")
+    @classmethod
+    def _known_codes(cls, value: Any) -> Any:
+        from quiztui.core.lint import check_codes
+
+        if isinstance(value, str):  # QUIZTUI_LINT_DISABLE="L106,L107"
+            value = value.replace(",", " ").split()
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            try:
+                return sorted(check_codes(value))
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    def settings(self, extra_disable: list[str] | None = None):  # type: ignore[no-untyped-def]
+        """The core ``LintSettings`` (``extra_disable``: codes from the command line)."""
+        from quiztui.core.lint import LintSettings
+
+        values = self.model_dump(exclude={"disable", "fail_on"})
+        return LintSettings(disable=frozenset(self.disable + (extra_disable or [])), **values)
+
+
 class SimulatedConfig(_Section):
     tpr: float = Field(0.95, ge=0.0, le=1.0, description="P(says true | assertion true)")
     tnr: float = Field(0.95, ge=0.0, le=1.0, description="P(says false | assertion false)")
@@ -179,6 +242,7 @@ class Config(_Section):
     grade: GradeConfig = Field(default_factory=GradeConfig)  # type: ignore[arg-type]
     robustness: RobustnessConfig = Field(default_factory=RobustnessConfig)  # type: ignore[arg-type]
     review: ReviewConfig = Field(default_factory=ReviewConfig)  # type: ignore[arg-type]
+    lint: LintConfig = Field(default_factory=LintConfig)  # type: ignore[arg-type]
     simulated: SimulatedConfig = Field(default_factory=SimulatedConfig)  # type: ignore[arg-type]
     cost: CostConfig = Field(default_factory=CostConfig)  # type: ignore[arg-type]
     store: StoreConfig = Field(default_factory=StoreConfig)  # type: ignore[arg-type]
