@@ -1,0 +1,664 @@
+"""Moodle GIFT: a file read into a question bank, and a bank written back as GIFT.
+
+Reading follows Moodle's own importer (``qformat_gift``): questions are separated by blank
+lines; ``//`` lines are comments, and the comments just before a question give its
+``[id:...]`` and ``[tag:...]``; ``$CATEGORY:`` sets the category of the questions after it;
+the type comes from the answer block the way Moodle decides it (``#`` numerical, any ``~``
+multiple choice, ``=`` with ``->`` matching, ``T``/``F``/``TRUE``/``FALSE`` true/false, else
+short answer; ``{}`` essay; no block a description). Text after the block is the item's tail.
+
+True/false feedback follows Moodle, not the GIFT-grammar-PEG.js project: in
+``{TRUE#first#second}`` the first feedback is shown for the wrong answer and the second for
+the right one, so each lands on the choice (True or False) that shows it. The True and False
+choices and numerical answers (``1822:5``, ``1..5``; ``*`` for the ``~`` "any other answer") are
+plain text, as the Moodle XML reader has them.
+
+Text is decoded: escapes ``\\~ \\= \\# \\{ \\} \\: \\\\`` and ``\\n`` (a newline) are removed,
+and in ``moodle`` text (GIFT's default) a line break between words becomes a space, as the
+PEG.js grammar does; html, markdown and plain text keep their line breaks. The writer escapes
+every control character and writes newlines as ``\\n``, so any text survives a round trip.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from quiztui.core.bank import (
+    ANNOTATION_PREFIX,
+    TEXT_FORMATS,
+    Bank,
+    Choice,
+    Item,
+    Text,
+    annotation_pairs,
+)
+from quiztui.errors import QuizFormatError, QuizProblem, QuiztuiError
+
+NAME = "gift"
+EXTENSIONS = (".gift",)
+
+_ESCAPES = {"\\": "\\", ":": ":", "~": "~", "=": "=", "#": "#", "{": "{", "}": "}", "n": "\n"}
+_SPACE = " \t\n\r\f\v"
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_NUMERICAL = re.compile(rf"\*|{_NUMBER}|{_NUMBER}[ \t]*(?::|\.\.)[ \t]*{_NUMBER}")
+_WEIGHT = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
+# Moodle's patterns: any non-control characters, a "]" escaped as "\]"; tags exclude < and >.
+_ID = re.compile(r"\[id:((?:\\\]|[^\]\x00-\x1f\x7f])+)\]")
+_TAG = re.compile(r"\[tag:((?:\\\]|[^\]<>\x00-\x1f\x7f])+)\]")
+_TF = {"T": True, "TRUE": True, "F": False, "FALSE": False}
+_TYPES = (
+    "multichoice",
+    "truefalse",
+    "shortanswer",
+    "numerical",
+    "matching",
+    "essay",
+    "description",
+)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Text that would be misread at the start of a field unless an explicit [format] tag leads it.
+_RISKY_START = re.compile(r"\[(?:html|moodle|plain|markdown)\]|%|//|\$CATEGORY:")
+
+
+@dataclass(frozen=True, slots=True)
+class _Ch:
+    """One decoded character with its source range; ``escaped`` ones are never syntax."""
+
+    c: str
+    start: int
+    end: int
+    escaped: bool = False
+
+    def is_(self, chars: str) -> bool:
+        return not self.escaped and self.c in chars
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def parse_bank(text: str, path: str, title: str) -> Bank:
+    """Every question of a GIFT file, or a QuizFormatError listing every problem found."""
+    reader = _Reader(text, path)
+    items = reader.read()
+    if not items and not reader.problems:
+        message = "file is empty" if not text.strip() else "no questions found"
+        reader.problems.append(QuizProblem(path, message, line=1, column=1))
+    if reader.problems:
+        raise QuizFormatError(path, reader.problems)
+    return Bank(items=tuple(items), format=NAME, title=title, source_path=path, source_text=text)
+
+
+class _Reader:
+    def __init__(self, text: str, path: str) -> None:
+        self.text = text
+        self.path = path
+        self.problems: list[QuizProblem] = []
+        self.category: str | None = None
+        self.failed = False
+        self.line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+
+    def problem(self, message: str, offset: int, field: str) -> None:
+        line = bisect.bisect_right(self.line_starts, offset)
+        column = offset - self.line_starts[line - 1] + 1
+        self.problems.append(QuizProblem(self.path, message, line=line, column=column, field=field))
+        self.failed = True
+
+    def read(self) -> list[Item]:
+        items: list[Item] = []
+        block: list[tuple[int, int, int]] = []
+        start = 1 if self.text.startswith("\ufeff") else 0
+        for match in [*_LINE_BREAK.finditer(self.text, start), None]:
+            end = match.start() if match else len(self.text)
+            after = match.end() if match else end
+            if self.text[start:end].strip(_SPACE):
+                block.append((start, end, after))
+            elif block:
+                items += self._block(block)
+                block = []
+            start = after
+        if block:
+            items += self._block(block)
+        return items
+
+    def _block(self, lines: list[tuple[int, int, int]]) -> list[Item]:
+        """The question of one blank-line separated block (with its category and comments)."""
+        comments: list[str] = []
+        for index, (start, end, _) in enumerate(lines):
+            stripped = self.text[start:end].strip(_SPACE)
+            if stripped.startswith("//"):
+                comments.append(stripped)
+            elif stripped.startswith("$CATEGORY:"):
+                self.category = stripped[len("$CATEGORY:") :].strip(_SPACE)
+                comments = []
+            else:
+                self.failed = False
+                item = self._question(self._chars(lines[index:]), comments)
+                return [] if item is None or self.failed else [item]
+        return []
+
+    def _chars(self, lines: Sequence[tuple[int, int, int]]) -> list[_Ch]:
+        """The question's characters, escapes decoded, comment lines left out."""
+        text = self.text
+        out: list[_Ch] = []
+        for start, end, after in lines:
+            if not text[start:end].lstrip(_SPACE).startswith("//"):
+                i = start
+                while i < end:
+                    c = text[i]
+                    if c == "\\" and i + 1 < end and text[i + 1] in _ESCAPES:
+                        out.append(_Ch(_ESCAPES[text[i + 1]], i, i + 2, True))
+                        i += 2
+                    else:
+                        out.append(_Ch(c, i, i + 1))
+                        i += 1
+            out.append(_Ch("\n", end, after))
+        return out
+
+    def _question(self, chars: list[_Ch], comments: list[str]) -> Item | None:
+        chars = _strip(chars)
+        start, end = chars[0].start, chars[-1].end
+        title: str | None = None
+        if _starts(chars, "::"):
+            close = _find_seq(chars, "::", 2)
+            if close is None:
+                self.problem("'::' opens a title that is never closed by '::'", start, "title")
+                return None
+            title = _join(_strip(chars[2:close]), collapse=True) or None
+            chars = _strip(chars[close + 2 :])
+        brace = _find(chars, "{}")
+        if brace is None:
+            stem = _rich(chars, "moodle")
+            if not stem.text and title is None:
+                self.problem("a question needs text or an answer block", start, "stem")
+                return None
+            return self._item("description", stem, (), None, None, title, comments, start, end)
+        if chars[brace].c == "}":
+            self.problem("'}' without an opening '{'", chars[brace].start, "answers")
+            return None
+        close = _find(chars, "{}", brace + 1)
+        if close is None or chars[close].c == "{":
+            self.problem("'{' is never closed by '}'", chars[brace].start, "answers")
+            return None
+        stem = _rich(chars[:brace], "moodle")
+        tail_chars = _strip(chars[close + 1 :])
+        stray = _find(tail_chars, "{}")
+        if stray is not None:
+            self.problem(
+                f"'{tail_chars[stray].c}' after the answer block: one block per question"
+                " (separate questions with a blank line)",
+                tail_chars[stray].start,
+                "answers",
+            )
+            return None
+        tail = _rich(tail_chars, stem.format) if tail_chars else None
+        answers = self._answers(chars[brace + 1 : close], stem.format, chars[brace].start)
+        if answers is None:
+            return None
+        kind, choices, feedback = answers
+        end = tail_chars[-1].end if tail_chars else chars[close].end
+        return self._item(kind, stem, choices, feedback, tail, title, comments, start, end)
+
+    def _item(
+        self,
+        kind: str,
+        stem: Text,
+        choices: tuple[Choice, ...],
+        feedback: Text | None,
+        tail: Text | None,
+        title: str | None,
+        comments: list[str],
+        start: int,
+        end: int,
+    ) -> Item:
+        ident, tags = _ident_and_tags(comments)
+        return Item(
+            type=kind,
+            stem=stem,
+            choices=choices,
+            title=title,
+            ident=ident,
+            tags=tags,
+            category=self.category,
+            general_feedback=feedback,
+            tail=tail,
+            line=bisect.bisect_right(self.line_starts, start),
+            span=(start, end),
+        )
+
+    def _answers(
+        self, chars: list[_Ch], fmt: str, at: int
+    ) -> tuple[str, tuple[Choice, ...], Text | None] | None:
+        """(type, choices, general feedback) of an answer block's inside, typed as Moodle does."""
+        chars = _strip(chars)
+        feedback = None
+        general = _find_seq(chars, "####")
+        if general is not None:
+            feedback = _optional(_rich(chars[general + 4 :], fmt))
+            chars = _strip(chars[:general])
+        if not chars:
+            return "essay", (), feedback
+        if chars[0].is_("#"):
+            return "numerical", self._numerical(chars[1:], fmt, at), feedback
+        if _find(chars, "~") is not None:
+            return "multichoice", self._choices(chars, fmt, at), feedback
+        if _find(chars, "=") is not None and _arrow(chars) is not None:
+            return "matching", self._matching(chars, fmt, at), feedback
+        parts = _split(chars, "#", 2)
+        head = _join(_strip(parts[0]), collapse=True)
+        if head in _TF:
+            return "truefalse", _true_false(_TF[head], parts, fmt), feedback
+        return "shortanswer", self._choices(chars, fmt, at), feedback
+
+    def _choices(self, chars: list[_Ch], fmt: str, at: int) -> tuple[Choice, ...]:
+        """Multiple-choice (``=`` right, ``~`` wrong) or short-answer (all right) choices."""
+        multiple = _find(chars, "~") is not None
+        choices = []
+        for marker, body in _chunks(chars):
+            if marker is None and multiple:
+                self.problem(
+                    f"unknown answer marker {body[0].c!r}: an answer starts with '=' (right)"
+                    " or '~' (wrong)",
+                    body[0].start,
+                    "answers",
+                )
+                continue
+            where = (marker or body[0]).start  # a chunk without a marker is never blank
+            weight, body = self._weight(body)
+            parts = _split(body, "#", 1)
+            text = _rich(parts[0], fmt)
+            if not text.text:
+                self.problem("empty answer", where, "answers")
+            feedback = _optional(_rich(parts[1], fmt)) if len(parts) > 1 else None
+            right = not multiple or (marker is not None and marker.c == "=")
+            choices.append(Choice(text=text, correct=right, weight=weight, feedback=feedback))
+        if multiple and len(choices) < 2 and not self.failed:
+            self.problem("a multiple-choice question needs at least two answers", at, "answers")
+        return tuple(choices)
+
+    def _weight(self, body: list[_Ch]) -> tuple[float | None, list[_Ch]]:
+        """A leading ``%50%`` of an answer, reported when it is not a percentage."""
+        body = _strip(body)
+        if not body or not body[0].is_("%"):
+            return None, body
+        limit = _find(body, "#")
+        close = _find(body, "%", 1, len(body) if limit is None else limit)
+        if close is None:
+            self.problem("weight is not closed by '%' (write it as %50%)", body[0].start, "weight")
+            return None, body[1:]
+        raw = _join(body[1:close], collapse=False)
+        if not _WEIGHT.fullmatch(raw):
+            self.problem(
+                f"bad weight '%{raw}%': expected a percentage such as %50% or %-33.33333%",
+                body[0].start,
+                "weight",
+            )
+            return None, body[close + 1 :]
+        value = float(raw)
+        if not -100 <= value <= 100:
+            self.problem(f"weight '%{raw}%' is outside -100..100", body[0].start, "weight")
+        return value, body[close + 1 :]
+
+    def _numerical(self, chars: list[_Ch], fmt: str, at: int) -> tuple[Choice, ...]:
+        choices = []
+        for marker, body in _chunks(chars):
+            weight, body = (None, _strip(body)) if marker is None else self._weight(body)
+            parts = _split(body, "#", 1)
+            spec_chars = _strip(parts[0])
+            spec = _join(spec_chars, collapse=True)
+            wrong = marker is not None and marker.c == "~"
+            if wrong and not spec:
+                spec = "*"
+            if not _NUMERICAL.fullmatch(spec):
+                shown = f"bad numerical answer {spec!r}" if spec else "missing numerical answer"
+                where = spec_chars[0].start if spec_chars else (marker.start if marker else at)
+                self.problem(
+                    f"{shown}: expected a number, number:tolerance or min..max", where, "answers"
+                )
+            feedback = _optional(_rich(parts[1], fmt)) if len(parts) > 1 else None
+            choices.append(
+                Choice(Text(spec, "plain"), correct=not wrong, weight=weight, feedback=feedback)
+            )
+        if not choices and not self.failed:
+            self.problem("a numerical question needs an answer after '#'", at, "answers")
+        return tuple(choices)
+
+    def _matching(self, chars: list[_Ch], fmt: str, at: int) -> tuple[Choice, ...]:
+        choices = []
+        for marker, body in _chunks(chars):
+            if marker is None:
+                self.problem(
+                    f"unknown answer marker {body[0].c!r}: a matching pair starts with '='",
+                    body[0].start,
+                    "answers",
+                )
+                continue
+            arrow = _arrow(body)
+            if arrow is None:
+                self.problem(
+                    "matching pair without '->' between the question and its answer",
+                    marker.start,
+                    "answers",
+                )
+                continue
+            match = _join(_strip(body[arrow + 2 :]), collapse=True)
+            if not match:
+                self.problem("matching pair with nothing after '->'", body[arrow].start, "answers")
+            choices.append(Choice(text=_rich(body[:arrow], fmt), match=match))
+        if len(choices) < 2 and not self.failed:
+            self.problem("a matching question needs at least two pairs", at, "answers")
+        return tuple(choices)
+
+
+def _true_false(is_true: bool, parts: list[list[_Ch]], fmt: str) -> tuple[Choice, ...]:
+    """True then False; Moodle shows the first feedback for the wrong answer, the second for the
+    right one."""
+    wrong, right = (_optional(_rich(parts[i], fmt)) if len(parts) > i else None for i in (1, 2))
+    return (
+        Choice(Text("True", "plain"), correct=is_true, feedback=right if is_true else wrong),
+        Choice(Text("False", "plain"), correct=not is_true, feedback=wrong if is_true else right),
+    )
+
+
+def _ident_and_tags(comments: list[str]) -> tuple[str | None, tuple[str, ...]]:
+    notes = "\n".join(c for c in comments if not c[2:].lstrip().startswith(ANNOTATION_PREFIX + ":"))
+    found = _ID.search(notes)
+    ident = found.group(1).strip().replace("\\]", "]") if found else None
+    tags = tuple(t.strip().replace("\\]", "]") for t in _TAG.findall(notes))
+    return ident or None, tuple(t for t in tags if t)
+
+
+# --- character helpers -------------------------------------------------------------------------
+
+
+def _strip(chars: list[_Ch]) -> list[_Ch]:
+    lo, hi = 0, len(chars)
+    while lo < hi and chars[lo].is_(_SPACE):
+        lo += 1
+    while hi > lo and chars[hi - 1].is_(_SPACE):
+        hi -= 1
+    return chars[lo:hi]
+
+
+def _find(chars: list[_Ch], targets: str, lo: int = 0, hi: int | None = None) -> int | None:
+    for i in range(lo, len(chars) if hi is None else hi):
+        if chars[i].is_(targets):
+            return i
+    return None
+
+
+def _starts(chars: list[_Ch], seq: str, at: int = 0) -> bool:
+    return len(chars) - at >= len(seq) and all(chars[at + k].is_(c) for k, c in enumerate(seq))
+
+
+def _find_seq(chars: list[_Ch], seq: str, lo: int = 0) -> int | None:
+    for i in range(lo, len(chars) - len(seq) + 1):
+        if _starts(chars, seq, i):
+            return i
+    return None
+
+
+def _arrow(chars: list[_Ch]) -> int | None:
+    return _find_seq(chars, "->")
+
+
+def _split(chars: list[_Ch], sep: str, times: int) -> list[list[_Ch]]:
+    """Split at the first ``times`` unescaped ``sep`` characters."""
+    parts: list[list[_Ch]] = [[]]
+    for ch in chars:
+        if len(parts) <= times and ch.is_(sep):
+            parts.append([])
+        else:
+            parts[-1].append(ch)
+    return parts
+
+
+def _chunks(chars: list[_Ch]) -> list[tuple[_Ch | None, list[_Ch]]]:
+    """(marker, text) of each answer: split at every unescaped ``=`` and ``~``; leading text
+    before the first marker comes with marker None (Moodle reads it as a right answer)."""
+    out: list[tuple[_Ch | None, list[_Ch]]] = []
+    marker: _Ch | None = None
+    body: list[_Ch] = []
+    for ch in [*chars, None]:
+        if ch is None or ch.is_("=~"):
+            if marker is not None or _strip(body):
+                out.append((marker, _strip(body) if marker is None else body))
+            marker, body = ch, []
+        else:
+            body.append(ch)
+    return out
+
+
+def _join(chars: list[_Ch], *, collapse: bool) -> str:
+    """The decoded text; with ``collapse`` a run of spaces holding a line break is one space."""
+    out: list[str] = []
+    run: list[_Ch] = []
+    for ch in [*chars, None]:
+        if ch is not None and ch.is_(_SPACE):
+            run.append(ch)
+            continue
+        if run:
+            broken = collapse and any(r.c in "\n\r" for r in run)
+            out.append(" " if broken else "".join(r.c for r in run))
+            run = []
+        if ch is not None:
+            out.append(ch.c)
+    return "".join(out)
+
+
+def _rich(chars: list[_Ch], default: str) -> Text:
+    """Text with an optional leading ``[format]`` tag; untagged text takes ``default``."""
+    chars = _strip(chars)
+    fmt = default
+    if chars and chars[0].is_("["):
+        close = _find(chars, "]", 1, min(len(chars), 11))
+        name = "".join(c.c for c in chars[1:close]) if close is not None else ""
+        if close is not None and name in TEXT_FORMATS and not any(c.escaped for c in chars[:close]):
+            fmt, chars = name, _strip(chars[close + 1 :])
+    return Text(_join(chars, collapse=fmt == "moodle"), fmt)
+
+
+def _optional(text: Text) -> Text | None:
+    return text if text.text else None
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+
+def unsupported(item: Item) -> str | None:
+    """None when ``item`` can be written as GIFT, else why not."""
+    if item.raw is not None or item.type not in _TYPES:
+        return f"{item.type} questions have no GIFT form"
+    for text in _texts(item):
+        if text.format not in TEXT_FORMATS:
+            return f"text format {text.format!r} has no GIFT tag"
+    reason = _shape_problem(item)
+    if reason is not None:
+        return reason
+    if any(c.weight is not None and not -100 <= c.weight <= 100 for c in item.choices):
+        return "a weight outside -100..100"
+    if item.ident is not None and (_CONTROL.search(item.ident) or item.ident.endswith("\\")):
+        return "an id with control characters or a final backslash"
+    if any(_CONTROL.search(t) or "<" in t or ">" in t or t.endswith("\\") for t in item.tags):
+        return "a tag with <, >, control characters or a final backslash"
+    if item.category is not None and _CONTROL.search(item.category):
+        return "a category with a line break"
+    return None
+
+
+def _shape_problem(item: Item) -> str | None:
+    kind, choices = item.type, item.choices
+    if kind == "description":
+        if choices or item.general_feedback is not None or item.tail is not None:
+            return "a description with answers, feedback or a tail"
+        if not item.stem.text and not item.title:
+            return "an empty description"
+    elif kind == "essay" and choices:
+        return "an essay with answers"
+    elif kind == "truefalse":
+        if len(choices) != 2 or choices[0].correct == choices[1].correct:
+            return "true/false without a True and a False answer, exactly one of them right"
+    elif kind == "multichoice":
+        if len(choices) < 2:
+            return "multiple choice with fewer than two answers"
+        if all(c.correct for c in choices):
+            return "multiple choice with every answer right (GIFT reads that as short answer)"
+    elif kind == "shortanswer":
+        if not choices:
+            return "short answer without answers"
+        if any("->" in t.text for c in choices for t in (c.text, c.feedback) if t is not None):
+            return "short answer containing '->' (GIFT reads it as matching)"
+    elif kind == "numerical":
+        if not choices:
+            return "numerical without answers"
+        for choice in choices:
+            if not _NUMERICAL.fullmatch(choice.text.text):
+                return (
+                    f"numerical answer {choice.text.text!r} is not number[:tolerance] or min..max"
+                )
+    elif kind == "matching":
+        if len(choices) < 2:
+            return "matching with fewer than two pairs"
+        if any(not (c.match or "").strip() or "->" in c.text.text for c in choices):
+            return "matching pair without an answer, or with '->' in its question"
+    if kind in ("multichoice", "shortanswer") and any(not c.text.text.strip() for c in choices):
+        return f"{kind} with an empty answer"
+    return None
+
+
+def _texts(item: Item) -> list[Text]:
+    texts = [item.stem, *(c.text for c in item.choices)]
+    texts += [c.feedback for c in item.choices if c.feedback is not None]
+    texts += [t for t in (item.general_feedback, item.tail) if t is not None]
+    return texts
+
+
+def write_bank(bank: Bank, annotations: Mapping[int, Mapping[str, str]] | None = None) -> str:
+    """The whole bank as a GIFT file; items must pass ``unsupported`` (callers drop the rest)."""
+    blocks: list[str] = []
+    category: str | None = None
+    for index, item in enumerate(bank.items):
+        reason = unsupported(item)
+        if reason is not None:
+            raise QuiztuiError(f"item {index + 1} cannot be written as GIFT: {reason}")
+        if item.category is not None and item.category != category:
+            blocks.append(f"$CATEGORY: {item.category}")
+            category = item.category
+        lines = []
+        if item.ident:
+            lines.append(f"// [id:{_bracketed(item.ident)}]")
+        if item.tags:
+            lines.append("// " + " ".join(f"[tag:{_bracketed(t)}]" for t in item.tags))
+        note = (annotations or {}).get(index)
+        if note:
+            lines.append(f"// {ANNOTATION_PREFIX}: " + " ".join(annotation_pairs(note)))
+        lines.append(render_item(item))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
+
+
+def _bracketed(value: str) -> str:
+    return value.strip().replace("]", "\\]")
+
+
+def render_item(item: Item) -> str:
+    """One question as GIFT (title, stem, answer block, tail) without comments or category."""
+    fmt = item.stem.format
+    out = f"::{_escape(item.title)}::" if item.title else ""
+    out += _field(item.stem, "moodle")
+    if item.type == "description":
+        return out
+    out += (" " if out else "") + _answer_block(item)
+    tail = _present(item.tail)
+    if tail:
+        out += ("" if tail.text[0] in ".,;:!?)\"'" else " ") + _field(tail, fmt)
+    return out
+
+
+def _answer_block(item: Item) -> str:
+    fmt = item.stem.format
+    general = item.general_feedback
+    if item.type == "essay":
+        return "{" + _general(general, fmt) + "}"
+    if item.type == "truefalse":
+        return "{" + _true_false_answer(item) + _general(general, fmt) + "}"
+    choices = item.choices
+    if item.type == "numerical":
+        only = choices[0]
+        if len(choices) == 1 and only.correct and only.weight is None and only.feedback is None:
+            return "{#" + only.text.text + _general(general, fmt) + "}"
+    lines = [_choice_line(item.type, choice, fmt) for choice in choices]
+    if _present(general):
+        lines.append("\t" + _general(general, fmt))
+    opening = "{#\n" if item.type == "numerical" else "{\n"
+    return opening + "".join(line + "\n" for line in lines) + "}"
+
+
+def _choice_line(kind: str, choice: Choice, fmt: str) -> str:
+    if kind == "matching":
+        return f"\t={_field(choice.text, fmt)} -> {_escape(choice.match or '')}"
+    weight = choice.weight
+    if kind == "shortanswer":
+        marker = "="
+        weight = 0.0 if weight is None and not choice.correct else weight
+    else:
+        marker = "=" if choice.correct else "~"
+        # '=' is 100%: Moodle reads a weight after '=' in multiple choice as answer text.
+        weight = None if kind == "multichoice" and choice.correct else weight
+    line = "\t" + marker + ("" if weight is None else f"%{_number(weight)}%")
+    if kind == "numerical":
+        line += "" if choice.text.text == "*" and not choice.correct else choice.text.text
+    else:
+        line += _field(choice.text, fmt)
+    feedback = _present(choice.feedback)
+    return line + ("#" + _field(feedback, fmt) if feedback else "")
+
+
+def _true_false_answer(item: Item) -> str:
+    """``TRUE#wrong#right``: Moodle's order, feedback for the wrong answer first."""
+    true, false = item.choices
+    right, wrong = (true, false) if true.correct else (false, true)
+    fmt = item.stem.format
+    out = "TRUE" if true.correct else "FALSE"
+    wrong_feedback, right_feedback = _present(wrong.feedback), _present(right.feedback)
+    if wrong_feedback or right_feedback:
+        out += "#" + (_field(wrong_feedback, fmt) if wrong_feedback else "")
+    return out + ("#" + _field(right_feedback, fmt) if right_feedback else "")
+
+
+def _present(text: Text | None) -> Text | None:
+    return text if text is not None and text.text else None
+
+
+def _general(text: Text | None, fmt: str) -> str:
+    text = _present(text)
+    return "####" + _field(text, fmt) if text else ""
+
+
+def _field(text: Text, default: str) -> str:
+    """Escaped text, led by its ``[format]`` when that differs from ``default`` or when the text
+    would otherwise be misread (a leading ``%``, ``//`` or format tag)."""
+    tag = text.format != default or _RISKY_START.match(text.text) is not None
+    return (f"[{text.format}]" if tag else "") + _escape(text.text)
+
+
+def _escape(text: str) -> str:
+    out = []
+    for c in text.replace("\r\n", "\n").replace("\r", "\n"):
+        if c == "\n":
+            out.append("\\n")
+        elif c in "\\~=#{}:":
+            out.append("\\" + c)
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _number(value: float) -> str:
+    if value == int(value):
+        return str(int(value))
+    shown = repr(value)
+    return shown if "e" not in shown else f"{value:.12f}".rstrip("0").rstrip(".")
