@@ -144,9 +144,7 @@ async def test_editing_one_question_rejudges_only_it_and_saves_only_its_bytes(
                 # Every other question keeps its verdicts and score.
                 others = [r for k, r in screen.state.questions.items() if k != qid]
                 assert all(r.score is not None and len(r.options) == r.question.n for r in others)
-                assert screen.verdicts_table.row_count == sum(
-                    q.n for q in screen.quiz.questions
-                )
+                assert screen.verdicts_table.row_count == sum(q.n for q in screen.quiz.questions)
 
                 await pilot.press("ctrl+s")
                 await pilot.pause()

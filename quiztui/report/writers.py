@@ -7,11 +7,30 @@ import io
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
+from quiztui.core.lint import LintReport
+from quiztui.core.quiz import Unjudged
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import QuestionSummary, RunSummary
 from quiztui.pipeline.vet import summary_to_dict
+
+
+@dataclass(frozen=True)
+class ReportExtras:
+    """What a vet report adds beside the run: the items not judged, and the offline lint."""
+
+    unjudged: tuple[Unjudged, ...] = ()
+    lint: LintReport | None = None
+
+    def lint_codes(self, question_id: str) -> str:
+        if self.lint is None:
+            return ""
+        return " ".join(f.code for f in self.lint.findings_for(question_id))
+
+
+NO_EXTRAS = ReportExtras()
 
 
 def _letter(i: int | None) -> str:
@@ -35,11 +54,18 @@ def _p_true_list(q: QuestionSummary, sep: str, unknown: str, digits: int = 2) ->
     return sep.join(unknown if p is None else f"{p:.{digits}f}" for p in q.p_true)
 
 
-def to_json(summary: RunSummary) -> str:
-    return json.dumps(summary_to_dict(summary), indent=2, ensure_ascii=False) + "\n"
+def to_json(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
+    data = summary_to_dict(summary)
+    data["not_judged"] = [
+        {"question_id": u.id, "text": u.text, "type": u.type, "source_line": u.source_line}
+        for u in extras.unjudged
+    ]
+    if extras.lint is not None:
+        data["lint"] = extras.lint.to_dict()
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def to_csv(summary: RunSummary) -> str:
+def to_csv(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(
@@ -58,6 +84,7 @@ def to_csv(summary: RunSummary) -> str:
             "unjudged",
             "graded",
             "p_true",
+            "lint",
         ]
     )
     for q in summary.questions:
@@ -77,7 +104,12 @@ def to_csv(summary: RunSummary) -> str:
                 sum(v is None for v in q.verdicts),
                 _p(q.graded, 4),
                 _p_true_list(q, ";", "", 4),
+                extras.lint_codes(q.question_id),
             ]
+        )
+    for u in extras.unjudged:  # badge "not judged (type)"; the judged columns stay empty
+        w.writerow(
+            [u.id, u.text, "", "", "", f"not judged ({u.type})", *[""] * 8, extras.lint_codes(u.id)]
         )
     return out.getvalue()
 
@@ -102,7 +134,7 @@ def _confidence(q: QuestionSummary) -> str:
     return f"{q.confidence:.3f} [{q.interval[0]:.3f}, {q.interval[1]:.3f}]"
 
 
-def to_markdown(summary: RunSummary) -> str:
+def to_markdown(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
     s = summary
     judge = ("**SIMULATED** " if s.simulated else "") + md_cell(s.judge_label)
     lines = [
@@ -120,29 +152,44 @@ def to_markdown(summary: RunSummary) -> str:
         "- Graded: P(key is the answer) from the judge's token P(true) per option (A / B / …),"
         " where it sent logprobs",
         "",
-        "| # | question | key | k | badge | confidence | judge suggests | graded | P(true) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| # | question | key | k | badge | confidence | judge suggests | graded | P(true) | lint |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for q in s.questions:
         lines.append(
             f"| {md_cell(q.question_id)} | {md_cell(q.text)} | {md_cell(q.options[q.key])} | {q.k}/{len(q.options)}"
             f" | {q.badge.value} | {_confidence(q)} | {md_cell(_suggestion(q))}"
-            f" | {_p(q.graded, 3)} | {_p_true_list(q, ' / ', '—')} |"
+            f" | {_p(q.graded, 3)} | {_p_true_list(q, ' / ', '—')}"
+            f" | {md_cell(extras.lint_codes(q.question_id))} |"
         )
     if s.error:
         lines += ["", f"Run stopped: {md_cell(s.error)}"]
+    if extras.unjudged:
+        lines += ["", "## Not judged", "", "| # | line | type | item |", "|---|---|---|---|"]
+        for u in extras.unjudged:
+            line = "" if u.source_line is None else str(u.source_line)
+            lines.append(f"| {md_cell(u.id)} | {line} | {md_cell(u.type)} | {md_cell(u.text)} |")
+    if extras.lint is not None:
+        lines += ["", "## Lint", "", f"{md_cell(extras.lint.summary())}"]
+        if extras.lint.findings:
+            lines += ["", "| # | code | severity | finding |", "|---|---|---|---|"]
+            for f in extras.lint.findings:
+                lines.append(
+                    f"| {md_cell(f.question_id or 'quiz')} | {f.code} | {f.severity}"
+                    f" | {md_cell(f.message)} |"
+                )
     return "\n".join(lines) + "\n"
 
 
-FORMATS: dict[str, Callable[[RunSummary], str]] = {
+FORMATS: dict[str, Callable[[RunSummary, ReportExtras], str]] = {
     "json": to_json,
     "csv": to_csv,
     "md": to_markdown,
 }
 
 
-def render_report(summary: RunSummary, fmt: str) -> str:
-    return FORMATS[fmt](summary)
+def render_report(summary: RunSummary, fmt: str, extras: ReportExtras = NO_EXTRAS) -> str:
+    return FORMATS[fmt](summary, extras)
 
 
 def write_report(text: str, output: Path | None) -> None:

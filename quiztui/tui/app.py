@@ -25,6 +25,7 @@ from quiztui.tui.themes import DEFAULT_THEME, FALLBACK_THEME, THEMES_DIR, load_t
 if TYPE_CHECKING:
     from quiztui.core.bank import Bank
     from quiztui.core.grading import GradeItem
+    from quiztui.core.lint import LintReport
     from quiztui.pipeline.calibrate import CalibrationRequest
     from quiztui.tui.screens.calibrate import CalibrateScreen
     from quiztui.tui.screens.grade import GradeScreen
@@ -90,6 +91,7 @@ class QuiztuiApp(App[None]):
         review_low_score: int = 2,
         bank: Bank | None = None,
         start_rejudge: Callable[[Quiz], AsyncIterator[VetEvent]] | None = None,
+        lint: Callable[[Quiz], LintReport] | None = None,
     ) -> None:
         super().__init__()
         self.quiz = quiz
@@ -128,6 +130,7 @@ class QuiztuiApp(App[None]):
             fragility=fragility,
             bank=bank,
             start_rejudge=start_rejudge,
+            lint=lint,
         )
         loaded = load_themes(themes_dir if themes_dir is not None else THEMES_DIR)
         self.theme_problems = loaded.problems

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from quiztui.core.lint import LintFinding
 from quiztui.core.quiz import Question, Quiz
 from quiztui.pipeline.events import (
     AssertionUnjudged,
@@ -47,6 +48,7 @@ class QuestionRecord:
     options: dict[int, AssertionRecord] = field(default_factory=dict)
     score: QuestionScored | None = None
     fragile: tuple[bool, str] | None = None  # from the newest robustness run: (fragile, why)
+    lint: tuple[LintFinding, ...] = ()  # offline lint findings about this question
 
 
 class RunState:

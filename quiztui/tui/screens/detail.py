@@ -24,6 +24,7 @@ from quiztui.tui.widgets.cells import (
     option_letter,
     printable,
 )
+from quiztui.tui.widgets.tables import LINT_STYLES
 
 
 def summary_text(record: QuestionRecord, total: int) -> Text:
@@ -36,6 +37,12 @@ def summary_text(record: QuestionRecord, total: int) -> Text:
     text.append("\n")
     text.append(printable(q.text))  # literal: quiz text is untrusted
     text.append("\n\n")
+    for finding in record.lint:
+        text.append("lint ", style="dim")
+        text.append(f"{finding.code} {finding.severity}", style=LINT_STYLES.get(finding.severity))
+        text.append(f": {one_line(finding.message)}\n")
+    if record.lint:
+        text.append("\n")
     score = record.score
     if score is None:
         judged = len(record.options)

@@ -24,6 +24,7 @@ from textual.widgets.data_table import RowKey
 from textual.worker import Worker, WorkerState
 
 from quiztui.core.bank import Bank, Item, apply_edit, item_index
+from quiztui.core.lint import LintReport
 from quiztui.core.quiz import Question, Quiz, Unjudged
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import (
@@ -99,8 +100,12 @@ class VetScreen(Screen[None]):
         fragility: dict[str, tuple[bool, str]] | None = None,
         bank: Bank | None = None,
         start_rejudge: Callable[[Quiz], AsyncIterator[VetEvent]] | None = None,
+        lint: Callable[[Quiz], LintReport] | None = None,
     ) -> None:
         super().__init__(id="vet")
+        # ``lint(quiz)`` is the offline lint with the configured rules (None: no Lint column data)
+        self.lint = lint
+        self.lint_report: LintReport | None = lint(quiz) if lint is not None else None
         self.quiz = quiz
         # The file's items (for saving edits back in its own format) and the edited ones by index.
         self.bank = bank
@@ -120,6 +125,7 @@ class VetScreen(Screen[None]):
         # question id → (fragile, why), from the newest robustness run of this quiz
         self.fragility: dict[str, tuple[bool, str]] = dict(fragility or {})
         self._apply_fragility()
+        self._apply_lint()
         self.badge_filter = "all"
         self.text_filter = ""
         self._run_token = 0
@@ -178,6 +184,7 @@ class VetScreen(Screen[None]):
         self._run_token += 1
         self.state = RunState(self.quiz, self.clock)
         self._apply_fragility()
+        self._apply_lint()
         self._verdict_rows.clear()
         self._seq_by_row.clear()
         self.verdicts_table.clear()
@@ -189,6 +196,11 @@ class VetScreen(Screen[None]):
     def _apply_fragility(self) -> None:
         for qid, record in self.state.questions.items():
             record.fragile = self.fragility.get(qid)
+
+    def _apply_lint(self) -> None:
+        report = self.lint_report
+        for qid, record in self.state.questions.items():
+            record.lint = report.findings_for(qid) if report is not None else ()
 
     def set_fragility(self, flags: dict[str, tuple[bool, str]]) -> None:
         """Show a robustness run's fragility flags beside the badges."""
@@ -407,6 +419,16 @@ class VetScreen(Screen[None]):
         if self.text_filter:
             label.append(" · text: ")
             label.append(repr(self.text_filter))
+        if self.lint_report is not None and self.lint_report.findings:
+            counts = self.lint_report.counts
+            label.append(" · lint ")
+            label.append(
+                " ".join(f"{n} {sev}" for sev, n in counts.items() if n),
+                style="bold yellow" if counts["error"] or counts["warning"] else "",
+            )
+            quiz_level = len(self.lint_report.quiz_findings)
+            if quiz_level:
+                label.append(f" ({quiz_level} about the quiz: m)")
         label.append("  (f cycles, / searches)", style="dim")
         verdicts = Text(end="", no_wrap=True, overflow="ellipsis")
         verdicts.append("Verdicts", style="bold")
@@ -513,6 +535,11 @@ class VetScreen(Screen[None]):
             item = self.edits.get(index, self.bank.items[index])
             self.edits[index] = apply_edit(item, edit.text, edit.options, edit.key)
         self._forget_question(record, new)
+        if self.lint is not None:  # the whole quiz: duplicates and position bias span questions
+            self.lint_report = self.lint(self.quiz)
+            self._apply_lint()
+            for other in self.state.questions.values():
+                self.questions_table.refresh_question(other)
         if self.start_rejudge is None:
             self.notify("Edited; no judge to re-judge it with", timeout=5)
             return

@@ -31,6 +31,8 @@ from quiztui.tui.widgets.cells import (
     verdict_cell,
 )
 
+LINT_STYLES = {"error": "bold red", "warning": "yellow", "info": "dim"}
+
 
 @dataclass(frozen=True, slots=True)
 class ColumnSpec:
@@ -111,12 +113,13 @@ class QuestionsTable(NavTable):
     COLUMNS: ClassVar[Sequence[ColumnSpec]] = (
         ColumnSpec("num", "#", 3),
         ColumnSpec("question", "question", 10, flex=3),
-        ColumnSpec("key", "key", 10),
+        ColumnSpec("key", "key", 7, flex=1),
         ColumnSpec("k", "k", 3),
         ColumnSpec("badge", "badge", 12),
+        ColumnSpec("lint", "lint", 6),
         ColumnSpec("robust", "robust", 7),
         ColumnSpec("confidence", "conf", 4),
-        ColumnSpec("suggested", "suggested option", 10, flex=1),
+        ColumnSpec("suggested", "suggested option", 6, flex=1),
     )
 
     @staticmethod
@@ -130,6 +133,16 @@ class QuestionsTable(NavTable):
             return cell("")
         return cell("fragile", "bold yellow") if record.fragile[0] else cell("ok", "dim")
 
+    @staticmethod
+    def lint_cell(record: QuestionRecord) -> Cell:
+        """The worst lint finding's code with its severity's colour, "+n" for more findings."""
+        if not record.lint:
+            return cell("")
+        rank = {"error": 3, "warning": 2, "info": 1}
+        top = max(record.lint, key=lambda f: rank.get(f.severity, 0))
+        more = f"+{len(record.lint) - 1}" if len(record.lint) > 1 else ""
+        return cell(f"{top.code}{more}", LINT_STYLES.get(top.severity, ""))
+
     @classmethod
     def live_cells(cls, record: QuestionRecord) -> dict[str, Cell]:
         """The cells that change during a run, by column key."""
@@ -138,6 +151,7 @@ class QuestionsTable(NavTable):
             return {
                 "k": cell(DASH, "dim"),
                 "badge": badge_cell(Badge.PENDING),
+                "lint": cls.lint_cell(record),
                 "robust": cls.robust_cell(record),
                 "confidence": cell(DASH, "dim"),
                 "suggested": cell(""),
@@ -152,6 +166,7 @@ class QuestionsTable(NavTable):
         return {
             "k": cell(f"{score.k}/{score.n}"),
             "badge": badge_cell(score.badge),
+            "lint": cls.lint_cell(record),
             "robust": cls.robust_cell(record),
             "confidence": cell(confidence_text(score.confidence)),
             "suggested": suggested,
@@ -167,6 +182,7 @@ class QuestionsTable(NavTable):
             option_cell(q.key, q.options[q.key]) if 0 <= q.key < q.n else cell("?"),
             live["k"],
             live["badge"],
+            live["lint"],
             live["robust"],
             live["confidence"],
             live["suggested"],
@@ -186,6 +202,7 @@ class QuestionsTable(NavTable):
             cell("—", "dim"),
             blank,
             cell("not judged", "dim italic"),
+            blank,
             blank,
             blank,
             cell(f"({item.type})", "dim"),
