@@ -560,8 +560,8 @@ async def test_reports_carry_p_true_and_graded(tmp_path: Path) -> None:
     q = data["questions"][0]
     assert len(q["p_true"]) == 4 and q["graded"] == pytest.approx(summary.questions[0].graded)
     header, first, *_ = to_csv(summary).splitlines()
-    assert header.endswith(",graded,p_true")
-    assert first.split(",")[-1].count(";") == 3
+    assert header.endswith(",graded,p_true,lint")
+    assert first.split(",")[-2].count(";") == 3
     md = to_markdown(summary)
     assert "| graded | P(true) |" in md
     assert f"{summary.questions[0].graded:.3f}" in md

@@ -130,7 +130,7 @@ def test_synthetic_values() -> None:
     assert multi[0].extra_value("shownumcorrect") == ""
     assert [k for k, _ in multi[0].extra].count("hint") == 2
     assert bank_quiz(parse(read(fixture_path("multichoices")))).unjudged[0].type == (
-        "multichoice with several right answers"
+        "multi-answer"
     )
 
     numerical = parse(read(fixture_path("numericals"))).items[0]

@@ -423,7 +423,11 @@ class VetScreen(Screen[None]):
             counts = self.lint_report.counts
             label.append(" · lint ")
             label.append(
-                " ".join(f"{n} {sev}" for sev, n in counts.items() if n),
+                " ".join(
+                    f"{n} {sev}{'s' if n > 1 and sev != 'info' else ''}"
+                    for sev, n in counts.items()
+                    if n
+                ),
                 style="bold yellow" if counts["error"] or counts["warning"] else "",
             )
             quiz_level = len(self.lint_report.quiz_findings)
