@@ -8,8 +8,10 @@ out (each is named on stderr).
 
 ``--annotate`` writes the newest finished vet run of the quiz (matched by its content) into the
 output: a ``// quiztui: badge=… confidence=…`` comment in GIFT, ``quiztui:badge=…`` tags in Moodle
-XML. Exit codes: 0 written; 2 bad input (unreadable quiz, unknown format, an item the output
-cannot hold, no vet run to annotate from).
+XML. ``--fail-on SEVERITY`` lints the converted quiz too. Exit codes: 0 written (and no lint
+finding at or above ``--fail-on``); 1 written, with lint findings at or above ``--fail-on``; 2 bad
+input (unreadable quiz, unknown format, an item the output cannot hold, no vet run to annotate
+from).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from quiztui.config import Config
 from quiztui.core.bank import Bank, bank_quiz, item_index
+from quiztui.core.lint import FAIL_ON as LINT_FAIL_ON
 from quiztui.core.question_mode import LETTERS
 from quiztui.errors import QuiztuiError
 
@@ -32,7 +35,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         help="convert a quiz between Quizaic, Open Trivia DB, CSV, GIFT, Aiken and Moodle XML",
         description="Convert a quiz file to another format. Types the vet pipeline does not"
         " judge (essays, matching, numerical, ...) are kept when the output format can hold them.",
-        epilog="Exit codes: 0 written; 2 bad input (the message names file, line and field).",
+        epilog="Exit codes: 0 written; 1 written, with lint findings at or above --fail-on;"
+        " 2 bad input (the message names file, line and field).",
     )
     p.add_argument("input", type=Path, help="quiz file to read")
     p.add_argument("output", type=Path, help="file to write ('-' for stdout, with --to)")
@@ -53,6 +57,14 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         help="leave out items the output format cannot hold instead of stopping",
     )
     p.add_argument("--db", type=Path, help="SQLite run store (for --annotate)")
+    p.add_argument(
+        "--fail-on",
+        dest="convert_fail_on",
+        choices=LINT_FAIL_ON,
+        default="never",
+        help="lint the converted quiz and exit 1 when a finding is at least this severe"
+        " (default: never)",
+    )
 
 
 def annotations_for(bank: Bank, config: Config) -> dict[int, dict[str, str]]:
@@ -130,7 +142,21 @@ def cmd_convert(config: Config, args: argparse.Namespace) -> int:
             + (f" ({len(annotations)} annotated)" if annotations else ""),
             file=sys.stderr,
         )
-    return 0
+    return lint_exit(config, bank, args.convert_fail_on)
+
+
+def lint_exit(config: Config, bank: Bank, fail_on: str) -> int:
+    """With ``--fail-on``: the converted quiz's lint findings on stderr, exit 1 at the threshold."""
+    if fail_on == "never":
+        return 0
+    from quiztui.cli_lint import lint_report
+
+    report = lint_report(config, bank_quiz(bank))
+    for f in report.findings:
+        where = f.question_id or "quiz"
+        print(f"quiztui: lint {where} {f.code} {f.severity}: {f.message}", file=sys.stderr)
+    print(f"quiztui: lint {report.summary()}", file=sys.stderr)
+    return 1 if report.fails(fail_on) else 0
 
 
 def _line(bank: Bank, index: int) -> str:

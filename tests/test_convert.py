@@ -175,3 +175,29 @@ def test_saving_one_edit_changes_only_that_question(fmt: str, tmp_path: Path) ->
     for i, (q, original) in enumerate(zip(again.questions, bank_quiz(bank).questions, strict=True)):
         if i != index:
             assert (q.text, q.options, q.key) == (original.text, original.options, original.key)
+
+
+def test_convert_fail_on_lints_the_converted_quiz(tmp_path: Path) -> None:
+    planted = REPO / "sample_quizzes" / "lint_planted.json"
+    clean = run("convert", str(PLANTED), str(tmp_path / "a.gift"), "--fail-on", "error")
+    assert clean.returncode == 0, clean.stderr
+    flagged = run("convert", str(planted), str(tmp_path / "b.gift"), "--fail-on", "warning")
+    assert flagged.returncode == 1
+    assert "quiztui: lint " in flagged.stderr and "L105" in flagged.stderr
+    assert (tmp_path / "b.gift").exists()  # written all the same
+    default = run("convert", str(planted), str(tmp_path / "c.gift"))
+    assert default.returncode == 0 and "quiztui: lint" not in default.stderr
+
+
+@pytest.mark.parametrize("fmt", ["gift", "aiken", "moodle_xml"])
+def test_a_save_into_a_crlf_file_keeps_crlf(fmt: str, tmp_path: Path) -> None:
+    path = tmp_path / f"quiz{EXTENSION[fmt]}"
+    assert main(["convert", str(PLANTED), str(path), "--to", fmt]) == 0
+    path.write_bytes(path.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+    bank = load_bank(path)
+    question = bank_quiz(bank).questions[0]
+    edit = apply_edit(bank.items[0], question.text + " (edited)", question.options, question.key)
+    new_text = edited_text(bank, {0: edit})
+    assert "\n" not in new_text.replace("\r\n", "")
+    path.write_bytes(new_text.encode())
+    assert load_quiz(path).questions[0].text.endswith("(edited)")
