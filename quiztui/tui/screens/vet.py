@@ -105,7 +105,7 @@ class VetScreen(Screen[None]):
         super().__init__(id="vet")
         # ``lint(quiz)`` is the offline lint with the configured rules (None: no Lint column data)
         self.lint = lint
-        self.lint_report: LintReport | None = lint(quiz) if lint is not None else None
+        self.lint_report: LintReport | None = None  # filled by a thread worker after mount
         self.quiz = quiz
         # The file's items (for saving edits back in its own format) and the edited ones by index.
         self.bank = bank
@@ -155,6 +155,7 @@ class VetScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._relint()
         self.questions_table.show(self._visible_records(), self._visible_unjudged())
         self._update_labels()
         self.query_one(RunStats).show(self.state)
@@ -196,6 +197,27 @@ class VetScreen(Screen[None]):
     def _apply_fragility(self) -> None:
         for qid, record in self.state.questions.items():
             record.fragile = self.fragility.get(qid)
+
+    def _relint(self) -> None:
+        if self.lint is not None:
+            self._lint_worker(self.quiz)
+
+    @work(thread=True, exclusive=True, group="lint", exit_on_error=False)
+    def _lint_worker(self, quiz: Quiz) -> None:
+        """Lint off the event loop: a large bank's near-duplicate pass takes seconds."""
+        assert self.lint is not None
+        report = self.lint(quiz)
+        self.app.call_from_thread(self._linted, quiz, report)
+
+    def _linted(self, quiz: Quiz, report: LintReport) -> None:
+        if quiz is not self.quiz:  # edited meanwhile: a newer lint is on its way
+            return
+        self.lint_report = report
+        self._apply_lint()
+        for record in self.state.questions.values():
+            self.questions_table.refresh_question(record)
+        self._labels = ("", "")
+        self._update_labels()
 
     def _apply_lint(self) -> None:
         report = self.lint_report
@@ -539,11 +561,7 @@ class VetScreen(Screen[None]):
             item = self.edits.get(index, self.bank.items[index])
             self.edits[index] = apply_edit(item, edit.text, edit.options, edit.key)
         self._forget_question(record, new)
-        if self.lint is not None:  # the whole quiz: duplicates and position bias span questions
-            self.lint_report = self.lint(self.quiz)
-            self._apply_lint()
-            for other in self.state.questions.values():
-                self.questions_table.refresh_question(other)
+        self._relint()  # the whole quiz: duplicates and position bias span questions
         if self.start_rejudge is None:
             self.notify("Edited; no judge to re-judge it with", timeout=5)
             return
