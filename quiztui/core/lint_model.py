@@ -1,0 +1,243 @@
+"""The lint data model: codes, severities, settings, findings and the report.
+
+``CODES`` names every rule by a stable code with its severity; ``LintSettings`` holds the rules'
+thresholds (``[lint]`` in the config converts to it); a ``LintFinding`` is one flaw, on a question
+or (question id None) on the whole quiz; a ``LintReport`` groups them. The rules themselves are in
+``lint_items`` (per question) and ``lint_bank`` (across questions); ``quiztui.core.lint`` is the
+public surface and re-exports everything here.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from quiztui.errors import ConfigError
+
+SEVERITIES = ("info", "warning", "error")
+SEVERITY_RANK = {name: rank for rank, name in enumerate(SEVERITIES, 1)}
+FAIL_ON = ("error", "warning", "info", "never")
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    code: str
+    severity: str
+    name: str
+    summary: str
+
+
+CODES: dict[str, CodeInfo] = {
+    info.code: info
+    for info in (
+        CodeInfo("L101", "error", "key-out-of-range", "the key index names no option"),
+        CodeInfo(
+            "L102", "error", "key-ambiguous", "another option is the key again once normalised"
+        ),
+        CodeInfo("L103", "warning", "near-duplicate-options", "two options are (near-)duplicates"),
+        CodeInfo(
+            "L104", "warning", "key-in-stem", "the key's text is in the stem (no distractor's is)"
+        ),
+        CodeInfo(
+            "L105",
+            "warning",
+            "all-none-of-the-above",
+            "an option is all/none of the above, both A and B",
+        ),
+        CodeInfo(
+            "L106", "warning", "negative-stem", "a negative (not, except, least…) is not emphasised"
+        ),
+        CodeInfo("L107", "info", "long-key", "the key is much longer than every distractor"),
+        CodeInfo(
+            "L108", "warning", "longest-key-bias", "quiz: the key is the longest option too often"
+        ),
+        CodeInfo(
+            "L109", "warning", "key-position-bias", "quiz: key positions are far from uniform"
+        ),
+        CodeInfo(
+            "L110", "warning", "duplicate-question", "the stem near-duplicates an earlier one"
+        ),
+        CodeInfo(
+            "L111", "warning", "answered-elsewhere", "another question's stem gives the key away"
+        ),
+        CodeInfo("L112", "error", "empty-stem", "the stem has no text"),
+        CodeInfo("L113", "warning", "short-stem", "the stem is very short"),
+        CodeInfo("L114", "warning", "html-leftover", "HTML tags or entities left in the text"),
+        CodeInfo(
+            "L115", "warning", "true-false-imbalance", "quiz: True keyed far from half the time"
+        ),
+    )
+}
+
+
+class LintSettingsError(ConfigError):
+    """An unknown lint code or an out-of-range threshold."""
+
+
+def check_codes(codes: Iterable[str]) -> frozenset[str]:
+    """The codes upper-cased; an unknown one raises ``LintSettingsError`` naming it."""
+    out = frozenset(code.strip().upper() for code in codes if code.strip())
+    unknown = sorted(out - CODES.keys())
+    if unknown:
+        raise LintSettingsError(
+            f"unknown lint code {', '.join(repr(c) for c in unknown)}"
+            f" (known: {min(CODES)}–{max(CODES)})"
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class LintSettings:
+    """Thresholds of the lint rules (``[lint]`` in the config converts to this)."""
+
+    disable: frozenset[str] = frozenset()
+    option_similarity: float = 0.92  # difflib ratio at/above which two options are near-duplicates
+    question_similarity: float = 0.9  # the same for two stems
+    prefilter_jaccard: float = 0.4  # stems compared only above this content-word Jaccard
+    giveaway_min_chars: int = 4  # shorter keys are not looked for in stems (L104, L111)
+    long_key_ratio: float = 2.0  # L107: key length / longest distractor length
+    long_key_min_chars: int = 12  # L107: shorter keys are never "much longer"
+    min_stem_words: int = 3
+    min_stem_chars: int = 10
+    cue_topic_words: int = 2  # L111: topic words of A that B's stem must share with A's key
+    cue_topic_share: float = 0.5  # L111: ... and at least this share of A's topic words
+    alpha: float = 0.01  # quiz-level tests are flagged below this p-value
+    min_questions: int = 5  # quiz-level tests need at least this many questions
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "disable", check_codes(self.disable))
+        for name in (
+            "option_similarity",
+            "question_similarity",
+            "prefilter_jaccard",
+            "cue_topic_share",
+            "alpha",
+        ):
+            value = getattr(self, name)
+            if not 0.0 < value <= 1.0:
+                raise LintSettingsError(f"lint: {name} must be in (0, 1] (got {value})")
+        for name in ("giveaway_min_chars", "min_stem_words", "min_stem_chars", "cue_topic_words"):
+            if getattr(self, name) < 0:
+                raise LintSettingsError(f"lint: {name} must not be negative")
+        if self.min_questions < 2:
+            raise LintSettingsError("lint: min_questions must be at least 2")
+
+
+@dataclass(frozen=True)
+class LintFinding:
+    code: str
+    severity: str
+    question_id: str | None  # None: the finding is about the whole quiz
+    message: str
+    source_line: int | None = None
+
+    @property
+    def name(self) -> str:
+        return CODES[self.code].name
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity,
+            "question_id": self.question_id,
+            "source_line": self.source_line,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class LintReport:
+    findings: tuple[LintFinding, ...]
+    questions: int  # questions linted (unjudged items included)
+    disabled: frozenset[str] = frozenset()
+
+    @cached_property
+    def _by_question(self) -> dict[str | None, tuple[LintFinding, ...]]:
+        grouped: dict[str | None, list[LintFinding]] = defaultdict(list)
+        for finding in self.findings:
+            grouped[finding.question_id].append(finding)
+        return {qid: tuple(items) for qid, items in grouped.items()}
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Findings per severity, every severity present (worst first)."""
+        counted = Counter(f.severity for f in self.findings)
+        return {s: counted.get(s, 0) for s in reversed(SEVERITIES)}
+
+    @property
+    def quiz_findings(self) -> tuple[LintFinding, ...]:
+        return self._by_question.get(None, ())
+
+    def findings_for(self, question_id: str | None) -> tuple[LintFinding, ...]:
+        """The findings of one question (None: the quiz-level findings)."""
+        return self._by_question.get(question_id, ())
+
+    def worst_severity(self, question_id: str | None = None) -> str | None:
+        """The worst severity of one question's findings (None when it has none)."""
+        return _worst(self.findings_for(question_id))
+
+    def worst_by_question(self) -> dict[str, str]:
+        """Question id -> worst severity, for questions with at least one finding."""
+        out: dict[str, str] = {}
+        for qid, items in self._by_question.items():
+            worst = _worst(items)
+            if qid is not None and worst is not None:
+                out[qid] = worst
+        return out
+
+    def label(self, question_id: str) -> str:
+        """A short text for a table cell: "" / "warning L104" / "error L102 +2"."""
+        items = self.findings_for(question_id)
+        if not items:
+            return ""
+        top = max(items, key=lambda f: SEVERITY_RANK[f.severity])
+        more = f" +{len(items) - 1}" if len(items) > 1 else ""
+        return f"{top.severity} {top.code}{more}"
+
+    def worst(self) -> str | None:
+        return _worst(self.findings)
+
+    def fails(self, fail_on: str) -> bool:
+        """True when a finding is at or above ``fail_on`` (error/warning/info; never: False)."""
+        if fail_on == "never":
+            return False
+        threshold = SEVERITY_RANK[fail_on]
+        return any(SEVERITY_RANK[f.severity] >= threshold for f in self.findings)
+
+    def summary(self) -> str:
+        c = self.counts
+        return (
+            f"{_count(self.questions, 'question')}, {_count(len(self.findings), 'finding')}:"
+            f" {_count(c['error'], 'error')}, {_count(c['warning'], 'warning')}, {c['info']} info"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "questions": self.questions,
+            "counts": self.counts,
+            "disabled": sorted(self.disabled),
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _worst(items: Iterable[LintFinding]) -> str | None:
+    ranks = [SEVERITY_RANK[f.severity] for f in items]
+    return SEVERITIES[max(ranks) - 1] if ranks else None
+
+
+def item_finding(code: str, item: Any, message: str) -> LintFinding:
+    """A finding on one question or unjudged item, at the severity of its code."""
+    return LintFinding(code, CODES[code].severity, item.id, message, item.source_line)
+
+
+def quiz_finding(code: str, message: str) -> LintFinding:
+    """A finding on the whole quiz, at the severity of its code."""
+    return LintFinding(code, CODES[code].severity, None, message, None)
