@@ -1,4 +1,4 @@
-"""Moodle GIFT: a file read into a question bank, and a bank written back as GIFT.
+"""Moodle GIFT: the format's API, and the reader that turns a GIFT file into a question bank.
 
 Reading follows Moodle's own importer (``qformat_gift``): questions are separated by blank
 lines; ``//`` lines are comments, and the comments just before a question give its
@@ -15,15 +15,17 @@ plain text, as the Moodle XML reader has them.
 
 Text is decoded: escapes ``\\~ \\= \\# \\{ \\} \\: \\\\`` and ``\\n`` (a newline) are removed,
 and in ``moodle`` text (GIFT's default) a line break between words becomes a space, as the
-PEG.js grammar does; html, markdown and plain text keep their line breaks. The writer escapes
-every control character and writes newlines as ``\\n``, so any text survives a round trip.
+PEG.js grammar does; html, markdown and plain text keep their line breaks.
+
+The writer (``render_item``, ``write_bank``, ``unsupported``) lives in ``gift_writer`` and is
+re-exported here, so this module stays the whole GIFT API the format registry uses.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from quiztui.core.bank import (
@@ -33,9 +35,15 @@ from quiztui.core.bank import (
     Choice,
     Item,
     Text,
-    annotation_pairs,
 )
-from quiztui.errors import QuizFormatError, QuizProblem, QuiztuiError
+from quiztui.errors import QuizFormatError, QuizProblem
+from quiztui.formats.gift_writer import _NUMERICAL
+
+# Re-exported: the format registry calls the writer through this module; tests read _TYPES here.
+from quiztui.formats.gift_writer import _TYPES as _TYPES
+from quiztui.formats.gift_writer import render_item as render_item
+from quiztui.formats.gift_writer import unsupported as unsupported
+from quiztui.formats.gift_writer import write_bank as write_bank
 
 NAME = "gift"
 EXTENSIONS = (".gift",)
@@ -43,25 +51,11 @@ EXTENSIONS = (".gift",)
 _ESCAPES = {"\\": "\\", ":": ":", "~": "~", "=": "=", "#": "#", "{": "{", "}": "}", "n": "\n"}
 _SPACE = " \t\n\r\f\v"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-_NUMERICAL = re.compile(rf"\*|{_NUMBER}|{_NUMBER}[ \t]*(?::|\.\.)[ \t]*{_NUMBER}")
 _WEIGHT = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
 # Moodle's patterns: any non-control characters, a "]" escaped as "\]"; tags exclude < and >.
 _ID = re.compile(r"\[id:((?:\\\]|[^\]\x00-\x1f\x7f])+)\]")
 _TAG = re.compile(r"\[tag:((?:\\\]|[^\]<>\x00-\x1f\x7f])+)\]")
 _TF = {"T": True, "TRUE": True, "F": False, "FALSE": False}
-_TYPES = (
-    "multichoice",
-    "truefalse",
-    "shortanswer",
-    "numerical",
-    "matching",
-    "essay",
-    "description",
-)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-# Text that would be misread at the start of a field unless an explicit [format] tag leads it.
-_RISKY_START = re.compile(r"\[(?:html|moodle|plain|markdown)\]|%|//|\$CATEGORY:")
 
 
 @dataclass(frozen=True, slots=True)
@@ -463,202 +457,3 @@ def _rich(chars: list[_Ch], default: str) -> Text:
 
 def _optional(text: Text) -> Text | None:
     return text if text.text else None
-
-
-# --- writing -----------------------------------------------------------------------------------
-
-
-def unsupported(item: Item) -> str | None:
-    """None when ``item`` can be written as GIFT, else why not."""
-    if item.raw is not None or item.type not in _TYPES:
-        return f"{item.type} questions have no GIFT form"
-    for text in _texts(item):
-        if text.format not in TEXT_FORMATS:
-            return f"text format {text.format!r} has no GIFT tag"
-    reason = _shape_problem(item)
-    if reason is not None:
-        return reason
-    if any(c.weight is not None and not -100 <= c.weight <= 100 for c in item.choices):
-        return "a weight outside -100..100"
-    if item.ident is not None and (_CONTROL.search(item.ident) or item.ident.endswith("\\")):
-        return "an id with control characters or a final backslash"
-    if any(_CONTROL.search(t) or "<" in t or ">" in t or t.endswith("\\") for t in item.tags):
-        return "a tag with <, >, control characters or a final backslash"
-    if item.category is not None and _CONTROL.search(item.category):
-        return "a category with a line break"
-    return None
-
-
-def _shape_problem(item: Item) -> str | None:
-    kind, choices = item.type, item.choices
-    if kind == "description":
-        if choices or item.general_feedback is not None or item.tail is not None:
-            return "a description with answers, feedback or a tail"
-        if not item.stem.text and not item.title:
-            return "an empty description"
-    elif kind == "essay" and choices:
-        return "an essay with answers"
-    elif kind == "truefalse":
-        if len(choices) != 2 or choices[0].correct == choices[1].correct:
-            return "true/false without a True and a False answer, exactly one of them right"
-    elif kind == "multichoice":
-        if len(choices) < 2:
-            return "multiple choice with fewer than two answers"
-        if all(c.correct for c in choices):
-            return "multiple choice with every answer right (GIFT reads that as short answer)"
-    elif kind == "shortanswer":
-        if not choices:
-            return "short answer without answers"
-        if any("->" in t.text for c in choices for t in (c.text, c.feedback) if t is not None):
-            return "short answer containing '->' (GIFT reads it as matching)"
-    elif kind == "numerical":
-        if not choices:
-            return "numerical without answers"
-        for choice in choices:
-            if not _NUMERICAL.fullmatch(choice.text.text):
-                return (
-                    f"numerical answer {choice.text.text!r} is not number[:tolerance] or min..max"
-                )
-    elif kind == "matching":
-        if len(choices) < 2:
-            return "matching with fewer than two pairs"
-        if any(not (c.match or "").strip() or "->" in c.text.text for c in choices):
-            return "matching pair without an answer, or with '->' in its question"
-    if kind in ("multichoice", "shortanswer") and any(not c.text.text.strip() for c in choices):
-        return f"{kind} with an empty answer"
-    return None
-
-
-def _texts(item: Item) -> list[Text]:
-    texts = [item.stem, *(c.text for c in item.choices)]
-    texts += [c.feedback for c in item.choices if c.feedback is not None]
-    texts += [t for t in (item.general_feedback, item.tail) if t is not None]
-    return texts
-
-
-def write_bank(bank: Bank, annotations: Mapping[int, Mapping[str, str]] | None = None) -> str:
-    """The whole bank as a GIFT file; items must pass ``unsupported`` (callers drop the rest)."""
-    blocks: list[str] = []
-    category: str | None = None
-    for index, item in enumerate(bank.items):
-        reason = unsupported(item)
-        if reason is not None:
-            raise QuiztuiError(f"item {index + 1} cannot be written as GIFT: {reason}")
-        if item.category is not None and item.category != category:
-            blocks.append(f"$CATEGORY: {item.category}")
-            category = item.category
-        lines = []
-        if item.ident:
-            lines.append(f"// [id:{_bracketed(item.ident)}]")
-        if item.tags:
-            lines.append("// " + " ".join(f"[tag:{_bracketed(t)}]" for t in item.tags))
-        note = (annotations or {}).get(index)
-        if note:
-            lines.append(f"// {ANNOTATION_PREFIX}: " + " ".join(annotation_pairs(note)))
-        lines.append(render_item(item))
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks) + "\n"
-
-
-def _bracketed(value: str) -> str:
-    return value.strip().replace("]", "\\]")
-
-
-def render_item(item: Item) -> str:
-    """One question as GIFT (title, stem, answer block, tail) without comments or category."""
-    fmt = item.stem.format
-    out = f"::{_escape(item.title)}::" if item.title else ""
-    out += _field(item.stem, "moodle")
-    if item.type == "description":
-        return out
-    out += (" " if out else "") + _answer_block(item)
-    tail = _present(item.tail)
-    if tail:
-        out += ("" if tail.text[0] in ".,;:!?)\"'" else " ") + _field(tail, fmt)
-    return out
-
-
-def _answer_block(item: Item) -> str:
-    fmt = item.stem.format
-    general = item.general_feedback
-    if item.type == "essay":
-        return "{" + _general(general, fmt) + "}"
-    if item.type == "truefalse":
-        return "{" + _true_false_answer(item) + _general(general, fmt) + "}"
-    choices = item.choices
-    if item.type == "numerical":
-        only = choices[0]
-        if len(choices) == 1 and only.correct and only.weight is None and only.feedback is None:
-            return "{#" + only.text.text + _general(general, fmt) + "}"
-    lines = [_choice_line(item.type, choice, fmt) for choice in choices]
-    if _present(general):
-        lines.append("\t" + _general(general, fmt))
-    opening = "{#\n" if item.type == "numerical" else "{\n"
-    return opening + "".join(line + "\n" for line in lines) + "}"
-
-
-def _choice_line(kind: str, choice: Choice, fmt: str) -> str:
-    if kind == "matching":
-        return f"\t={_field(choice.text, fmt)} -> {_escape(choice.match or '')}"
-    weight = choice.weight
-    if kind == "shortanswer":
-        marker = "="
-        weight = 0.0 if weight is None and not choice.correct else weight
-    else:
-        marker = "=" if choice.correct else "~"
-        # '=' is 100%: Moodle reads a weight after '=' in multiple choice as answer text.
-        weight = None if kind == "multichoice" and choice.correct else weight
-    line = "\t" + marker + ("" if weight is None else f"%{_number(weight)}%")
-    if kind == "numerical":
-        line += "" if choice.text.text == "*" and not choice.correct else choice.text.text
-    else:
-        line += _field(choice.text, fmt)
-    feedback = _present(choice.feedback)
-    return line + ("#" + _field(feedback, fmt) if feedback else "")
-
-
-def _true_false_answer(item: Item) -> str:
-    """``TRUE#wrong#right``: Moodle's order, feedback for the wrong answer first."""
-    true, false = item.choices
-    right, wrong = (true, false) if true.correct else (false, true)
-    fmt = item.stem.format
-    out = "TRUE" if true.correct else "FALSE"
-    wrong_feedback, right_feedback = _present(wrong.feedback), _present(right.feedback)
-    if wrong_feedback or right_feedback:
-        out += "#" + (_field(wrong_feedback, fmt) if wrong_feedback else "")
-    return out + ("#" + _field(right_feedback, fmt) if right_feedback else "")
-
-
-def _present(text: Text | None) -> Text | None:
-    return text if text is not None and text.text else None
-
-
-def _general(text: Text | None, fmt: str) -> str:
-    text = _present(text)
-    return "####" + _field(text, fmt) if text else ""
-
-
-def _field(text: Text, default: str) -> str:
-    """Escaped text, led by its ``[format]`` when that differs from ``default`` or when the text
-    would otherwise be misread (a leading ``%``, ``//`` or format tag)."""
-    tag = text.format != default or _RISKY_START.match(text.text) is not None
-    return (f"[{text.format}]" if tag else "") + _escape(text.text)
-
-
-def _escape(text: str) -> str:
-    out = []
-    for c in text.replace("\r\n", "\n").replace("\r", "\n"):
-        if c == "\n":
-            out.append("\\n")
-        elif c in "\\~=#{}:":
-            out.append("\\" + c)
-        else:
-            out.append(c)
-    return "".join(out)
-
-
-def _number(value: float) -> str:
-    if value == int(value):
-        return str(int(value))
-    shown = repr(value)
-    return shown if "e" not in shown else f"{value:.12f}".rstrip("0").rstrip(".")

@@ -24,52 +24,38 @@ are ordered as the writer emits them, so a write and a read give the same item.
 
 Safety: expat (Python 3.11) refuses entity-expansion bombs, and any ``<!ENTITY`` declared in a
 DOCTYPE is refused with its own problem before parsing.
+
+This module holds the reader and the format's API. Element positions and line/column mapping
+come from ``_xml_scan``; the writer (``render_item``, ``write_bank``, ``unsupported``) lives in
+``moodle_xml_writer`` and is re-exported here, as is ``MODELLED``.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
-from decimal import Decimal
+from collections.abc import Iterator
+from dataclasses import replace
 from xml.parsers import expat
 
-from quiztui.core.bank import ANNOTATION_PREFIX, Bank, Choice, Item, Text, annotation_pairs
-from quiztui.errors import QuizFormatError, QuizProblem, QuiztuiError
+from quiztui.core.bank import Bank, Choice, Item, Text
+from quiztui.errors import QuizFormatError, QuizProblem
+from quiztui.formats._xml_scan import Lines, Located, entity_declaration, scan
+from quiztui.formats.moodle_xml_writer import _AFTER_ANSWERS, _FORMAT_IN, MODELLED, _is_number
+
+# The writer, re-exported: the format registry calls it through this module.
+from quiztui.formats.moodle_xml_writer import render_item as render_item
+from quiztui.formats.moodle_xml_writer import unsupported as unsupported
+from quiztui.formats.moodle_xml_writer import write_bank as write_bank
 
 NAME = "moodle_xml"
 EXTENSIONS = (".xml",)
 
-MODELLED = (
-    "multichoice",
-    "truefalse",
-    "shortanswer",
-    "numerical",
-    "essay",
-    "description",
-    "matching",
-)
-_FORMAT_IN = {
-    "html": "html",
-    "moodle_auto_format": "moodle",
-    "plain_text": "plain",
-    "markdown": "markdown",
-}
-_FORMAT_OUT = {v: k for k, v in _FORMAT_IN.items()}
-_HEADER = ("defaultgrade", "penalty", "hidden")  # written before <idnumber>, as Moodle does
-_AFTER_ANSWERS = ("hint",)
 _TRIM = " \t\n\r"  # what PHP's trim() removes (Moodle trims every text it reads)
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _PROLOG = re.compile(
     r"\A\ufeff?\s*(?:<\?.*?\?>\s*|<!--.*?-->\s*|<!DOCTYPE[^\[>]*(?:\[.*?\])?\s*>\s*)*<quiz[\s/>]",
     re.DOTALL,
 )
-_START_TAG = re.compile(r"""<([^\s/>]+)(?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*(/?)>""")
-_END_TAG = re.compile(r"</([^\s>]+)\s*>")
-_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def sniff(text: str) -> bool:
@@ -77,125 +63,13 @@ def sniff(text: str) -> bool:
     return _PROLOG.match(text) is not None
 
 
-# --- Locating elements in the source ---------------------------------------------------------
-
-
-@dataclass
-class _Located:
-    name: str
-    start: int
-    end: int = -1
-
-
-def _skip_declaration(text: str, start: int) -> int:
-    """The end of a ``<!DOCTYPE ...>`` (or other ``<!...>``) starting at ``start``."""
-    pos, depth, length = start + 2, 0, len(text)
-    while pos < length:
-        char = text[pos]
-        if char in "\"'":
-            close = text.find(char, pos + 1)
-            pos = length if close < 0 else close + 1
-            continue
-        if text.startswith("<!--", pos):
-            close = text.find("-->", pos + 4)
-            pos = length if close < 0 else close + 3
-            continue
-        if char == "[":
-            depth += 1
-        elif char == "]":
-            depth -= 1
-        elif char == ">" and depth <= 0:
-            return pos + 1
-        pos += 1
-    return length
-
-
-def _scan(text: str) -> list[_Located] | None:
-    """Every element of a well-formed document in document order, with its [start, end) range.
-
-    Skips comments, CDATA, processing instructions and the DOCTYPE. None if the text does not
-    scan (it was parsed by expat first, so that would be a bug here, not in the file)."""
-    elements: list[_Located] = []
-    stack: list[_Located] = []
-    pos = 0
-    while (lt := text.find("<", pos)) >= 0:
-        for opener, closer in (("<!--", "-->"), ("<![CDATA[", "]]>"), ("<?", "?>")):
-            if text.startswith(opener, lt):
-                close = text.find(closer, lt + len(opener))
-                if close < 0:
-                    return None
-                pos = close + len(closer)
-                break
-        else:
-            if text.startswith("<!", lt):
-                pos = _skip_declaration(text, lt)
-            elif text.startswith("</", lt):
-                end_match = _END_TAG.match(text, lt)
-                if end_match is None or not stack:
-                    return None
-                stack.pop().end = end_match.end()
-                pos = end_match.end()
-            else:
-                start_match = _START_TAG.match(text, lt)
-                if start_match is None:
-                    return None
-                element = _Located(start_match.group(1), lt)
-                elements.append(element)
-                if start_match.group(2):
-                    element.end = start_match.end()
-                else:
-                    stack.append(element)
-                pos = start_match.end()
-    return None if stack else elements
-
-
-def _entity_declaration(text: str) -> int | None:
-    """Offset of an ``<!ENTITY`` declared in the document's DOCTYPE, if any."""
-    pos = 0
-    while True:
-        while pos < len(text) and (text[pos].isspace() or text[pos] == "\ufeff"):
-            pos += 1
-        if text.startswith("<?", pos):
-            close = text.find("?>", pos)
-            pos = len(text) if close < 0 else close + 2
-        elif text.startswith("<!--", pos):
-            close = text.find("-->", pos)
-            pos = len(text) if close < 0 else close + 3
-        elif text.startswith("<!DOCTYPE", pos):
-            found = text.find("<!ENTITY", pos, _skip_declaration(text, pos))
-            return None if found < 0 else found
-        else:
-            return None
-
-
-class _Lines:
-    """Offsets to 1-based (line, column)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.starts = [0] + [m.end() for m in _BREAK.finditer(text)]
-
-    def at(self, offset: int) -> tuple[int, int]:
-        index = bisect.bisect_right(self.starts, offset) - 1
-        return index + 1, offset - self.starts[index] + 1
-
-    def byte_column(self, line: int, column: int) -> int:
-        """expat's 0-based byte column on a line -> 1-based character column."""
-        if not 1 <= line <= len(self.starts):
-            return column + 1
-        start = self.starts[line - 1]
-        stop = self.starts[line] if line < len(self.starts) else len(self.text)
-        encoded = self.text[start:stop].encode("utf-8", "surrogatepass")
-        return len(encoded[:column].decode("utf-8", "ignore")) + 1
-
-
 # --- Reading ---------------------------------------------------------------------------------
 
 
 def parse_bank(text: str, path: str, title: str) -> Bank:
     """Every question of a Moodle XML file, or a QuizFormatError listing every problem."""
-    lines = _Lines(text)
-    entity = _entity_declaration(text)
+    lines = Lines(text)
+    entity = entity_declaration(text)
     if entity is not None:
         line, column = lines.at(entity)
         message = (
@@ -232,20 +106,16 @@ def _format(name: str | None, default: str) -> str:
     return _FORMAT_IN.get(name.strip(), "html")
 
 
-def _is_number(value: str) -> bool:
-    return _NUMBER.fullmatch(value) is not None
-
-
 class _Reader:
     """One parse: the located elements, the problems found and the extras of the item in hand."""
 
-    def __init__(self, path: str, text: str, lines: _Lines, root: ET.Element) -> None:
+    def __init__(self, path: str, text: str, lines: Lines, root: ET.Element) -> None:
         self.path = path
         self.text = text
         self.lines = lines
         self.problems: list[QuizProblem] = []
-        self.where: dict[int, _Located] = {}
-        located = _scan(text)
+        self.where: dict[int, Located] = {}
+        located = scan(text)
         elements = list(root.iter())
         if located is not None and len(located) == len(elements):
             if all(_local(e.tag) == _local(p.name) for e, p in zip(elements, located, strict=True)):
@@ -475,264 +345,3 @@ class _Reader:
 
 def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
-
-
-# --- Writing ---------------------------------------------------------------------------------
-
-_INDENT = "    "
-
-
-def _escape(value: str) -> str:
-    """Element content escaped; a carriage return as a reference, which XML would otherwise
-    turn into a line feed."""
-    escaped = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return escaped.replace("\r", "&#13;")
-
-
-def _attribute(value: str) -> str:
-    return _escape(value).replace('"', "&quot;").replace("\n", "&#10;").replace("\t", "&#9;")
-
-
-def _content(value: str) -> str:
-    """A text as element content: CDATA when it holds markup characters, else escaped."""
-    if "\r" in value or "]]>" in value or not re.search(r"[<>&]", value):
-        return _escape(value)
-    return f"<![CDATA[{value}]]>"
-
-
-def _number(value: float) -> str:
-    shown = repr(float(value))
-    return shown[:-2] if shown.endswith(".0") else shown
-
-
-def _text_element(
-    tag: str, text: Text | None, children: list[str], indent: str, attributes: str = ""
-) -> list[str]:
-    if text is None and not children:
-        return []
-    fmt = _FORMAT_OUT.get(text.format, "html") if text is not None else "html"
-    lines = [f'{indent}<{tag}{attributes} format="{fmt}">']
-    lines.append(f"{indent}  <text>{_content(text.text if text is not None else '')}</text>")
-    lines += [f"{indent}  {child}" for child in children]
-    lines.append(f"{indent}</{tag}>")
-    return lines
-
-
-def _extra_element(name: str, value: str, indent: str) -> str:
-    if value.startswith("<"):
-        return indent + value
-    if not value:
-        return f"{indent}<{name}/>"
-    return f"{indent}<{name}>{_content(value)}</{name}>"
-
-
-def _children(item: Item, key: str) -> list[str]:
-    """The kept XML of elements found inside the element at ``key`` (see the module docstring)."""
-    prefix = key + "/"
-    found = []
-    for name, value in item.extra:
-        if name.startswith(prefix) and "/" not in name[len(prefix) :]:
-            found.append(_extra_element(name[len(prefix) :], value, ""))
-    return found
-
-
-def _default_name(item: Item) -> str:
-    """A question needs a name in Moodle: the stem, shortened, when the item has no title."""
-    plain = item.stem.plain() or f"{item.type} question"
-    return plain if len(plain) <= 80 else plain[:79] + "…"
-
-
-def _stem(item: Item) -> Text:
-    """The question text; a GIFT answer set inside the sentence becomes a ``_____`` blank."""
-    if item.tail is None or not item.tail.text.strip():
-        return item.stem
-    head, tail = item.stem.text.rstrip(), item.tail.text.lstrip()
-    gap = "" if tail[:1] in tuple(".,;:!?)") else " "
-    return replace(item.stem, text=f"{head} _____{gap}{tail}")
-
-
-def _numerical(text: str) -> tuple[str, str]:
-    """A numerical choice's text -> (answer, tolerance); ``a..b`` becomes its middle and half."""
-    if ":" in text:
-        value, tolerance = text.rsplit(":", 1)
-        if _is_number(tolerance.strip()):
-            return value.strip(), tolerance.strip()
-    low, sep, high = text.partition("..")
-    if sep and _is_number(low.strip()) and _is_number(high.strip()):
-        a, b = Decimal(low.strip()), Decimal(high.strip())
-        return format((a + b) / 2, "f"), format(abs(b - a) / 2, "f")
-    return text, "0"
-
-
-def _answers(item: Item) -> list[str]:
-    lines: list[str] = []
-    inner = _INDENT + "  "
-    if item.type == "truefalse":
-        for index, (choice, label) in enumerate(
-            zip(item.choices, ("true", "false"), strict=True), 1
-        ):
-            fraction = "100" if choice.correct else "0"
-            lines.append(f'{_INDENT}<answer fraction="{fraction}" format="moodle_auto_format">')
-            lines.append(f"{inner}<text>{label}</text>")
-            lines += _text_element(
-                "feedback", choice.feedback, _children(item, f"answer[{index}]/feedback"), inner
-            )
-            lines += [inner + c for c in _children(item, f"answer[{index}]")]
-            lines.append(f"{_INDENT}</answer>")
-        return lines
-    if item.type == "matching":
-        for index, choice in enumerate(item.choices, 1):
-            key = f"subquestion[{index}]"
-            fmt = _FORMAT_OUT.get(choice.text.format, "html")
-            lines.append(f'{_INDENT}<subquestion format="{fmt}">')
-            lines.append(f"{inner}<text>{_content(choice.text.text)}</text>")
-            lines.append(f"{inner}<answer>")
-            lines.append(f"{inner}  <text>{_content(choice.match or '')}</text>")
-            lines += [f"{inner}  {c}" for c in _children(item, f"{key}/answer")]
-            lines.append(f"{inner}</answer>")
-            lines += [inner + c for c in _children(item, key)]
-            lines.append(f"{_INDENT}</subquestion>")
-        return lines
-    for index, choice in enumerate(item.choices, 1):
-        key = f"answer[{index}]"
-        fraction = ""
-        if choice.weight is not None:
-            fraction = f' fraction="{_number(choice.weight)}"'
-        elif choice.correct:
-            fraction = ' fraction="100"'
-        text, tolerance = choice.text, None
-        if item.type == "numerical":
-            value, tolerance = _numerical(choice.text.text)
-            text = replace(choice.text, text=value)
-        lines += _text_element("answer", text, [], _INDENT, fraction)[:-1]
-        lines += _text_element(
-            "feedback", choice.feedback, _children(item, f"{key}/feedback"), inner
-        )
-        if tolerance is not None:
-            lines.append(f"{inner}<tolerance>{_escape(tolerance)}</tolerance>")
-        lines += [inner + c for c in _children(item, key)]
-        lines.append(f"{_INDENT}</answer>")
-    return lines
-
-
-def _single(item: Item) -> str:
-    """Moodle's ``<single>`` for a multichoice that does not say: one 100% answer or several."""
-    right = [c for c in item.choices if c.correct or (c.weight is not None and c.weight > 0)]
-    return "true" if len(right) == 1 and right[0].correct else "false"
-
-
-def _render(item: Item, tags: tuple[str, ...]) -> str:
-    if item.raw is not None:
-        return item.raw if tags == item.tags else _retag(item.raw, tags)
-    inner = _INDENT + "  "
-    lines = [f'<question type="{_attribute(item.type)}">']
-    lines += [
-        f"{_INDENT}<name>",
-        f"{inner}<text>{_content(item.title or _default_name(item))}</text>",
-    ]
-    lines.append(f"{_INDENT}</name>")
-    lines += _text_element("questiontext", _stem(item), _children(item, "questiontext"), _INDENT)
-    lines += _text_element(
-        "generalfeedback", item.general_feedback, _children(item, "generalfeedback"), _INDENT
-    )
-    top = [(k, v) for k, v in item.extra if "/" not in k and k not in _AFTER_ANSWERS]
-    ident = [f"{_INDENT}<idnumber>{_content(item.ident)}</idnumber>"] if item.ident else []
-    for name, value in top:
-        if ident and name not in _HEADER:
-            lines += ident
-            ident = []
-        lines.append(_extra_element(name, value, _INDENT))
-    lines += ident
-    if item.type == "multichoice" and item.extra_value("single") is None:
-        lines.append(f"{_INDENT}<single>{_single(item)}</single>")
-    lines += _answers(item)
-    lines += [_extra_element(k, v, _INDENT) for k, v in item.extra if k in _AFTER_ANSWERS]
-    if tags:
-        lines.append(f"{_INDENT}<tags>")
-        lines += [f"{inner}<tag><text>{_content(tag)}</text></tag>" for tag in tags]
-        lines.append(f"{_INDENT}</tags>")
-    lines.append("  </question>")
-    return "\n".join(lines)
-
-
-def _retag(raw: str, tags: tuple[str, ...]) -> str:
-    """A verbatim question with its tags replaced (re-serialised: only annotations need this)."""
-    element = ET.fromstring(raw)
-    for old in element.findall("tags"):
-        element.remove(old)
-    if tags:
-        holder = ET.SubElement(element, "tags")
-        for tag in tags:
-            ET.SubElement(ET.SubElement(holder, "tag"), "text").text = tag
-    return ET.tostring(element, encoding="unicode")
-
-
-def unsupported(item: Item) -> str | None:
-    """None when the item can be written as Moodle XML, else why not."""
-    if item.raw is not None:
-        if not item.raw.lstrip().startswith("<question"):
-            return f"a {item.type} question kept verbatim from another format"
-        return None
-    if item.type not in MODELLED:
-        return f"{item.type} questions have no Moodle XML form here"
-    if item.type == "truefalse" and len(item.choices) != 2:
-        return "a truefalse question without its True and False answers"
-    texts = [item.stem.text, item.title or "", item.ident or "", item.category or "", *item.tags]
-    for text in (item.general_feedback, item.tail):
-        texts.append(text.text if text is not None else "")
-    for choice in item.choices:
-        texts += [choice.text.text, choice.match or ""]
-        texts.append(choice.feedback.text if choice.feedback is not None else "")
-    if any(_NOT_XML.search(text) for text in texts):
-        return "a text holds control characters that XML 1.0 cannot carry"
-    return None
-
-
-def render_item(item: Item) -> str:
-    """One ``<question>`` element, from ``<question`` to ``</question>``; verbatim for raw items."""
-    reason = unsupported(item)
-    if reason is not None:
-        raise QuiztuiError(f"cannot write this question as Moodle XML: {reason}")
-    return _render(item, item.tags)
-
-
-def _category(path: str) -> str:
-    return "\n".join(
-        [
-            '  <question type="category">',
-            f"{_INDENT}<category>",
-            f"{_INDENT}  <text>{_content(path)}</text>",
-            f"{_INDENT}</category>",
-            "  </question>",
-        ]
-    )
-
-
-def write_bank(bank: Bank, annotations: Mapping[int, Mapping[str, str]] | None = None) -> str:
-    """The whole bank as a Moodle XML file.
-
-    A category question is written whenever the category changes (an item without a category
-    after one with a category stays in it: Moodle XML cannot return to "no category").
-    ``annotations`` (by item index, 0-based) become tags ``quiztui:badge=poor``, ...; tags already
-    starting with ``quiztui:`` are dropped first."""
-    refused = [(i, r) for i, item in enumerate(bank.items) if (r := unsupported(item)) is not None]
-    if refused:
-        listed = "; ".join(f"q{i + 1}: {reason}" for i, reason in refused[:5])
-        more = f" (and {len(refused) - 5} more)" if len(refused) > 5 else ""
-        raise QuiztuiError(
-            f"{len(refused)} question(s) cannot be written as Moodle XML: {listed}{more}"
-        )
-    out = ['<?xml version="1.0" encoding="UTF-8"?>', "<quiz>"]
-    category: str | None = None
-    for index, item in enumerate(bank.items):
-        if item.category is not None and item.category != category:
-            out.append(_category(item.category))
-            category = item.category
-        tags = item.tags
-        if annotations and index in annotations:
-            prefix = f"{ANNOTATION_PREFIX}:"
-            kept = tuple(t for t in tags if not t.startswith(prefix))
-            tags = kept + tuple(prefix + pair for pair in annotation_pairs(annotations[index]))
-        out.append("  " + _render(item, tags))
-    out.append("</quiz>")
-    return "\n".join(out) + "\n"
