@@ -444,6 +444,20 @@ def _first_positional(argv: Sequence[str]) -> int | None:
     return None
 
 
+# Subcommands run as handler(config, args) -> exit code; `vet` (the default) is handled in main.
+TOOL_COMMANDS: dict[str, Callable[[Config, argparse.Namespace], int]] = {
+    "calibrate": cli_calibrate.cmd_calibrate,
+    "profiles": cli_calibrate.cmd_profiles,
+    "panel": cli_calibrate.cmd_panel,
+    "grade": cli_grade.cmd_grade,
+    "review": cli_review.cmd_review,
+    "generate": cli_generate.cmd_generate,
+    "robustness": cli_robustness.cmd_robustness,
+    "convert": cli_convert.cmd_convert,
+    "lint": cli_lint.cmd_lint,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # `quiztui QUIZ [options]` is `quiztui vet QUIZ [options]` in the TUI.
@@ -477,24 +491,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = _apply_flags(load_config(args.config), args)
         if args.command == "runs":
             return cmd_runs(config)
-        if args.command == "calibrate":
-            return cli_calibrate.cmd_calibrate(config, args)
-        if args.command == "profiles":
-            return cli_calibrate.cmd_profiles(config, args)
-        if args.command == "panel":
-            return cli_calibrate.cmd_panel(config, args)
-        if args.command == "grade":
-            return cli_grade.cmd_grade(config, args)
-        if args.command == "review":
-            return cli_review.cmd_review(config, args)
-        if args.command == "generate":
-            return cli_generate.cmd_generate(config, args)
-        if args.command == "robustness":
-            return cli_robustness.cmd_robustness(config, args)
-        if args.command == "convert":
-            return cli_convert.cmd_convert(config, args)
-        if args.command == "lint":
-            return cli_lint.cmd_lint(config, args)
+        handler = TOOL_COMMANDS.get(args.command)
+        if handler is not None:
+            return handler(config, args)
         return cmd_vet(config, args, tui=not args.no_tui)
     except QuizFormatError as exc:
         # Every problem on its own self-contained line: file, location, field, message.

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from quiztui.core.bank import Bank, Choice, Item, Text, apply_edit
 from quiztui.errors import QuizFormatError, QuiztuiError
 from quiztui.formats import aiken
+from quiztui.formats.bank_io import edited_text
 
 QUIZ_FORMATS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "quiz_formats"
 MOODLE = QUIZ_FORMATS / "moodle_core_fixtures"
@@ -41,16 +42,8 @@ def problems_of(text: str) -> list[tuple[int | None, str | None, str]]:
 
 
 def spliced(bank: Bank, items: list[Item]) -> str:
-    """The bank's source with every item's span replaced by ``render_item`` of ``items``."""
-    assert bank.source_text is not None
-    text, pieces, pos = bank.source_text, [], 0
-    for old, new in zip(bank.items, items, strict=True):
-        assert old.span is not None
-        start, end = old.span
-        pieces += [text[pos:start], aiken.render_item(new)]
-        pos = end
-    pieces.append(text[pos:])
-    return "".join(pieces)
+    """The bank's source with every item's span rewritten by ``render_item`` (as a save does)."""
+    return edited_text(bank, dict(enumerate(items)))
 
 
 # --- U2: Moodle's fixtures ---------------------------------------------------------------------

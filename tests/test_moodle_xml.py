@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from quiztui.core.bank import Bank, Choice, Item, Text, apply_edit, bank_quiz
 from quiztui.errors import QuizFormatError, QuiztuiError
 from quiztui.formats import moodle_xml
+from quiztui.formats.bank_io import edited_text
 
 QUIZ_FORMATS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "quiz_formats"
 SYNTHETIC = QUIZ_FORMATS / "moodle_xml_synthetic"
@@ -66,15 +67,8 @@ def quiz(*questions: str) -> str:
 
 
 def spliced(bank: Bank, items: list[Item]) -> str:
-    assert bank.source_text is not None
-    text, pieces, pos = bank.source_text, [], 0
-    for old, new in zip(bank.items, items, strict=True):
-        assert old.span is not None
-        start, end = old.span
-        pieces += [text[pos:start], moodle_xml.render_item(new)]
-        pos = end
-    pieces.append(text[pos:])
-    return "".join(pieces)
+    """The bank's source with every item's span rewritten by ``render_item`` (as a save does)."""
+    return edited_text(bank, dict(enumerate(items)))
 
 
 # --- U2: the ten synthetic Moodle banks --------------------------------------------------------

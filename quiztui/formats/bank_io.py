@@ -116,7 +116,7 @@ def edited_text(bank: Bank, edits: Mapping[int, Item]) -> str:
         item = edits[index]
         if bank.format in BANK_FORMATS:
             replacement = module.render_item(item)
-            if "\r\n" in text:  # the file's own line endings
+            if text.split("\n", 1)[0].endswith("\r"):  # the file's own line endings
                 replacement = replacement.replace("\r\n", "\n").replace("\n", "\r\n")
         else:
             replacement = module.splice_item(text, (start, end), item)
