@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from textual.pilot import Pilot
-from tui_helpers import constant_clock, stream_factory
+from tui_helpers import constant_clock, settled, stream_factory
 
 from quiztui.core.bank import bank_quiz
 from quiztui.core.lint import lint_quiz
@@ -52,30 +51,18 @@ def make_app() -> QuiztuiApp:
     )
 
 
-async def run_finished(pilot: Pilot[None]) -> None:
-    app = pilot.app
-    assert isinstance(app, QuiztuiApp)
-    await app.workers.wait_for_complete()
-    state = app.vet_screen.state
-    for _ in range(500):
-        if not (state.pending_seqs or state.changed_seqs or state.dirty_questions):
-            break
-        await pilot.pause(0.01)
-    await pilot.pause()
-
-
 def test_lint_column_and_items_not_judged(snap_compare: SnapCompare) -> None:
     """The Lint column beside the badges; the essay and matching items as 'not judged' rows."""
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_finished)
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=settled)
 
 
 def test_detail_lists_the_lint_findings(snap_compare: SnapCompare) -> None:
     """The detail of the 'not' question shows its lint finding above the verdicts."""
     assert snap_compare(
-        make_app(), press=["j", "j", "enter"], terminal_size=SIZE, run_before=run_finished
+        make_app(), press=["j", "j", "enter"], terminal_size=SIZE, run_before=settled
     )
 
 
 def test_editor(snap_compare: SnapCompare) -> None:
     """`e` on a question: its stem, options (and a blank one to add), and key."""
-    assert snap_compare(make_app(), press=["j", "e"], terminal_size=SIZE, run_before=run_finished)
+    assert snap_compare(make_app(), press=["j", "e"], terminal_size=SIZE, run_before=settled)

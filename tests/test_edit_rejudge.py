@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
+from tui_helpers import settled
 
 from quiztui import cli
 from quiztui.config import load_config
@@ -65,18 +66,6 @@ def build_app(quiz_path: Path, server: FakeOpenAI, db: Path) -> tuple[QuiztuiApp
     provider, accuracy, start_run = cli._make_run_factory(config, quiz, store, None)
     app = cli.build_vet_app(config, store, quiz, provider, accuracy, start_run)
     return app, store
-
-
-async def settled(pilot: Pilot[None]) -> None:
-    app = pilot.app
-    assert isinstance(app, QuiztuiApp)
-    await app.workers.wait_for_complete()
-    state = app.vet_screen.state
-    for _ in range(500):
-        if not (state.pending_seqs or state.changed_seqs or state.dirty_questions):
-            break
-        await pilot.pause(0.01)
-    await pilot.pause()
 
 
 async def edit_option(pilot: Pilot[None], row: int, option: int, new_text: str) -> None:

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from textual.pilot import Pilot
-from tui_helpers import constant_clock
+from tui_helpers import constant_clock, settled
 
 from quiztui.cli import judge_accuracy
 from quiztui.core.calibration import JudgeProfile
@@ -91,18 +90,6 @@ def server() -> FakeOpenAI:
         yield fake
 
 
-async def finished(pilot: Pilot[None]) -> None:
-    app = pilot.app
-    assert isinstance(app, QuiztuiApp)
-    await app.workers.wait_for_complete()
-    state = app.vet_screen.state
-    for _ in range(500):
-        if not (state.pending_seqs or state.changed_seqs or state.dirty_questions):
-            break
-        await pilot.pause(0.01)
-    await pilot.pause()
-
-
 async def test_header_shows_the_profile_rates_and_intervals(
     server: FakeOpenAI, tmp_path: Path
 ) -> None:
@@ -111,7 +98,7 @@ async def test_header_shows_the_profile_rates_and_intervals(
         profile = await calibrate(server, store)
         app = calibrated_app(server, store)
         async with app.run_test(size=(120, 40)) as pilot:
-            await finished(pilot)
+            await settled(pilot)
             screen = app.vet_screen
             header = screen.query_one("RunHeader")
             shown = str(header.render())
@@ -141,6 +128,6 @@ def test_snapshot_vet_screen_with_a_profile(
 
     try:
         app = calibrated_app(server, store, asyncio.run(record()))
-        assert snap_compare(app, terminal_size=(120, 40), run_before=finished)
+        assert snap_compare(app, terminal_size=(120, 40), run_before=settled)
     finally:
         store.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from quiztui.core.assertions import decompose, shuffled
 from quiztui.core.bayes import JudgeAccuracy
@@ -283,3 +284,15 @@ def constant_clock(value: float = 1000.0) -> Callable[[], float]:
 
 
 __all__ = ["Badge", "Gate", "make_quiz", "stream_factory", "synthetic_events", "constant_clock"]
+
+
+async def settled(pilot: Any) -> None:
+    """Wait for the vet app's workers, then until its buffered table updates are flushed."""
+    app = pilot.app
+    await app.workers.wait_for_complete()
+    state = app.vet_screen.state
+    for _ in range(500):
+        if not (state.pending_seqs or state.changed_seqs or state.dirty_questions):
+            break
+        await pilot.pause(0.01)
+    await pilot.pause()
