@@ -36,7 +36,6 @@ from quiztui.core.quiz import Question, Quiz, Unjudged
 from quiztui.errors import QuiztuiError
 
 TEXT_FORMATS = ("moodle", "html", "markdown", "plain")
-JUDGED_TYPES = ("multichoice", "truefalse")
 
 
 @dataclass(frozen=True)
@@ -271,7 +270,7 @@ def flat(item: Item) -> tuple[str, tuple[str, ...], int]:
     return question.text, question.options, question.key
 
 
-def question_item(question: Question, extra: tuple[tuple[str, str], ...] = ()) -> Item:
+def question_item(question: Question) -> Item:
     """The bank item of a judged question read from a flat format (Quizaic, Open Trivia, CSV)."""
     choices: tuple[Choice, ...]
     if question.kind == "boolean" and question.options == ("True", "False"):
@@ -292,6 +291,6 @@ def question_item(question: Question, extra: tuple[tuple[str, str], ...] = ()) -
         stem=Text(question.text, "plain"),
         choices=choices,
         category=question.category,
-        extra=extra + tuple((k, v) for k, v in details if v),
+        extra=tuple((k, v) for k, v in details if v),
         line=question.source_line,
     )
