@@ -86,6 +86,9 @@ class UsageUpdated:
     unjudged: int
     total: int
     cached: int
+    in_flight: int = 0  # requests on the wire now (the provider's connections in use)
+    limit: int = 0  # the provider's concurrency limit now (adaptive); 0 when unknown
+    cost: float | None = None  # USD so far at the configured price; None when no price is known
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +138,8 @@ class RunSummary:
     mode: str = "assertion"
     tpr_ci: tuple[float, float] | None = None  # from the judge profile; None when uncalibrated
     tnr_ci: tuple[float, float] | None = None
+    cost: float | None = None  # USD at the configured price (batch price where batched)
+    not_run: int = 0  # assertions never sent because the run stopped (budget reached)
 
 
 @dataclass(frozen=True, slots=True)

@@ -630,4 +630,42 @@ def summary_to_dict(summary: RunSummary) -> dict[str, Any]:
     return data
 
 
-__all__ = ["VetRun", "VetSettings", "default_seed", "summary_to_dict"]
+def summary_from_dict(data: dict[str, Any]) -> RunSummary:
+    """The inverse of :func:`summary_to_dict`, for a summary stored with a run (older stored
+    summaries lack newer fields, which take their defaults)."""
+    from quiztui.core.kscore import Badge
+
+    def pair(value: Any) -> tuple[float, float] | None:
+        return None if value is None else (float(value[0]), float(value[1]))
+
+    questions = tuple(
+        QuestionSummary(
+            question_id=q["question_id"],
+            text=q["text"],
+            options=tuple(q["options"]),
+            key=q["key"],
+            k=q["k"],
+            badge=Badge(q["badge"]),
+            confidence=q["confidence"],
+            suggested_option=q.get("suggested_option"),
+            suggested_p=q.get("suggested_p"),
+            verdicts=tuple(q["verdicts"]),
+            reasons=tuple(q["reasons"]),
+            p_true=tuple(q.get("p_true") or ()),
+            graded=q.get("graded"),
+            interval=pair(q.get("interval")),
+        )
+        for q in data.get("questions") or ()
+    )
+    fields = set(RunSummary.__dataclass_fields__) - {"questions", "tpr_ci", "tnr_ci"}
+    values = {k: v for k, v in data.items() if k in fields}
+    values["badge_counts"] = dict(values.get("badge_counts") or {})
+    return RunSummary(
+        questions=questions,
+        tpr_ci=pair(data.get("tpr_ci")),
+        tnr_ci=pair(data.get("tnr_ci")),
+        **values,
+    )
+
+
+__all__ = ["VetRun", "VetSettings", "default_seed", "summary_from_dict", "summary_to_dict"]

@@ -78,6 +78,8 @@ class Usage:
     tokens_in: int = 0
     tokens_out: int = 0
     errors: dict[str, int] = field(default_factory=dict)
+    in_flight: int = 0  # requests on the wire right now
+    limit: int = 0  # the concurrency limit in force now (adaptive: moves with 429s); 0 unknown
 
 
 class Provider(Protocol):
