@@ -1,6 +1,8 @@
 """Command line: ``quiztui QUIZ`` opens the TUI; ``quiztui vet QUIZ --no-tui`` runs headless.
 
-Exit codes: 0 every question good, 1 a question at or past ``--fail-on``, 2 bad input or config.
+Exit codes: 0 every question good, 1 a question at or past ``--fail-on``, 2 bad input or config,
+3 stopped early and ``--resume`` continues (a provider batch still pending after
+``batch.max_wait``).
 """
 
 from __future__ import annotations
@@ -15,13 +17,17 @@ from typing import TextIO
 
 from quiztui import (
     __version__,
+    cli_batch,
     cli_calibrate,
     cli_convert,
+    cli_estimate,
     cli_generate,
     cli_grade,
     cli_lint,
+    cli_report,
     cli_review,
     cli_robustness,
+    cli_runs,
 )
 from quiztui.config import Config, load_config, write_default_config
 from quiztui.core.bayes import JudgeAccuracy
@@ -29,7 +35,7 @@ from quiztui.core.kscore import BADGE_SEVERITY, Badge
 from quiztui.core.quiz import Quiz
 from quiztui.errors import QuizFormatError, QuiztuiError
 from quiztui.locations import config_path, data_dir
-from quiztui.pipeline.events import UsageUpdated
+from quiztui.pipeline.events import ProviderBatchStatus, UsageUpdated
 
 COMMANDS = (
     "vet",
@@ -45,6 +51,7 @@ COMMANDS = (
     "robustness",
     "convert",
     "lint",
+    "report",
 )
 
 
@@ -61,10 +68,12 @@ def _parser() -> argparse.ArgumentParser:
 
     judge = argparse.ArgumentParser(add_help=False)
     judge.add_argument(
-        "--judge", choices=("auto", "simulated", "openai-compat"), help="judge provider"
+        "--judge",
+        choices=("auto", "simulated", "openai-compat", "anthropic", "gemini"),
+        help="judge provider",
     )
     judge.add_argument("--model", help="judge model")
-    judge.add_argument("--base-url", help="OpenAI-compatible base URL")
+    judge.add_argument("--base-url", help="the judge API's base URL")
     judge.add_argument("--batch-size", type=int, help="assertions per request")
     judge.add_argument("--concurrency", type=int, help="requests in flight")
     judge.add_argument("--db", type=Path, help="SQLite run store")
@@ -82,7 +91,11 @@ def _parser() -> argparse.ArgumentParser:
     vet.add_argument(
         "--no-tui", action="store_true", help="run headless: progress on stderr, report on stdout"
     )
-    vet.add_argument("--format", choices=("json", "csv", "md"), default="md", help="report format")
+    vet.add_argument(
+        "--format",
+        choices=("json", "csv", "md", "html", "junit"),
+        help="report format (default: from the -o extension, else md)",
+    )
     vet.add_argument("-o", "--output", type=Path, help="write the report to this file")
     vet.add_argument(
         "--fail-on", choices=("poor", "questionable", "never"), help="exit 1 threshold"
@@ -95,6 +108,8 @@ def _parser() -> argparse.ArgumentParser:
         choices=("assertion", "question"),
         help="assertion: batches of true/false assertions; question: one request per question",
     )
+    cli_estimate.add_arguments(vet)
+    cli_batch.add_argument(vet)
 
     cfg = sub.add_parser("config", parents=[common], help="configuration file")
     cfg_sub = cfg.add_subparsers(dest="config_command", required=True)
@@ -105,9 +120,7 @@ def _parser() -> argparse.ArgumentParser:
     loc = sub.add_parser("locate", parents=[common], help="print where quiztui keeps a file")
     loc.add_argument("what", choices=("config", "data", "db"))
 
-    sub.add_parser("runs", parents=[common], help="list stored runs").add_argument(
-        "--db", type=Path
-    )
+    cli_runs.add_parser(sub, common)
     cli_calibrate.add_parsers(sub, common, judge)
     cli_calibrate.add_panel_parser(sub, common, judge)
     cli_grade.add_parser(sub, common, judge)
@@ -116,6 +129,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_robustness.add_parser(sub, common, judge)
     cli_convert.add_parser(sub, common)
     cli_lint.add_parser(sub, common)
+    cli_report.add_parser(sub, common)
     return p
 
 
@@ -140,6 +154,8 @@ def _apply_flags(config: Config, args: argparse.Namespace) -> Config:
         vet.seed = args.seed
     if getattr(args, "fail_on", None):
         vet.fail_on = args.fail_on
+    if getattr(args, "budget", None) is not None and args.command == "vet":
+        vet.budget = args.budget
     if getattr(args, "no_cache", False):
         vet.cache = False
     if getattr(args, "sim_latency", None) is not None:
@@ -277,27 +293,42 @@ def judge_accuracy(store, provider, prompt, settings) -> JudgeAccuracy:  # type:
     return profile.accuracy() if profile is not None else JudgeAccuracy()
 
 
-def _make_run_factory(config: Config, quiz, store, resume: int | None):  # type: ignore[no-untyped-def]
+def _make_run_factory(  # type: ignore[no-untyped-def]
+    config: Config, quiz, store, resume: int | None, batch_api: bool = False
+):
     from quiztui.locations import config_dir
     from quiztui.pipeline.prompts import load_prompt, prompt_for_mode
     from quiztui.pipeline.vet import VetRun
     from quiztui.providers.factory import build_provider
 
-    provider = build_provider(config, quiz)
+    batch = cli_batch.batch_mode(store, resume, batch_api)  # a provider batch API (--batch-api)
+    provider = cli_batch.build_provider(config) if batch else build_provider(config, quiz)
     settings = vet_settings(config)
+    if batch:
+        settings = cli_batch.batch_settings(settings, quiz, store, resume)
     prompt = load_prompt(prompt_for_mode(settings.mode), config_dir() / "prompts")
     accuracy = judge_accuracy(store, provider, prompt, settings)
+    cli_estimate.run_options(config, store, provider, prompt, settings)  # a budget needs a price
     pending_resume = [resume]
 
     def start_run(only: Quiz | None = None) -> AsyncIterator:  # type: ignore[type-arg]
         """A run over the quiz, or over ``only`` (an edited question, re-judged alone)."""
         # Looked up at every start: a calibration made in the TUI applies to the next run.
         current = judge_accuracy(store, provider, prompt, settings)
+        options = cli_estimate.run_options(config, store, provider, prompt, settings)
         if only is not None:
             teach_simulated_judge(provider, only)
-            return VetRun(only, provider, store, prompt, settings, current).events()
+            options["budget"] = None  # one edited question: priced, never stopped
+            return VetRun(only, provider, store, prompt, settings, current, **options).events()
         run = VetRun(
-            quiz, provider, store, prompt, settings, current, resume_run_id=pending_resume[0]
+            quiz,
+            provider,
+            store,
+            prompt,
+            settings,
+            current,
+            resume_run_id=pending_resume[0],
+            **options,
         )
         pending_resume[0] = None
         return run.events()
@@ -329,12 +360,17 @@ def _try_bank(path: Path | None):  # type: ignore[no-untyped-def]
 
 
 async def _headless(start_run, progress: Progress):  # type: ignore[no-untyped-def]
-    from quiztui.pipeline.events import RunFinished
+    from quiztui.pipeline.events import RunFinished, RunStarted
 
     summary = None
+    batch_lines = cli_batch.StatusLines(progress.stream)  # batch mode: a line per status change
     async for event in start_run():
         if isinstance(event, UsageUpdated):
             progress.usage(event)
+        elif isinstance(event, ProviderBatchStatus):
+            batch_lines(event)
+        elif isinstance(event, RunStarted):
+            cli_estimate.print_started(event, progress.stream)
         elif isinstance(event, RunFinished):
             summary = event.summary
             progress.update(
@@ -352,6 +388,7 @@ async def _headless(start_run, progress: Progress):  # type: ignore[no-untyped-d
 
 def build_vet_app(config: Config, store, quiz: Quiz, provider, accuracy, start_run):  # type: ignore[no-untyped-def]
     """The vet TUI over ``quiz`` with every tool wired to the configured judge and store."""
+    from quiztui.pipeline.history import StoreHistory
     from quiztui.tui.app import QuiztuiApp
 
     robustness_settings = cli_robustness.settings(config)
@@ -383,16 +420,21 @@ def build_vet_app(config: Config, store, quiz: Quiz, provider, accuracy, start_r
         bank=_try_bank(Path(quiz.source_path) if quiz.source_path else None),
         lint=lambda edited: cli_lint.lint_report(config, edited),
         start_rejudge=start_run,
+        runs=StoreHistory(config.db_path()),
     )
 
 
 def cmd_vet(config: Config, args: argparse.Namespace, tui: bool) -> int:
     from quiztui.report import render_report
-    from quiztui.report.writers import ReportExtras
+    from quiztui.report.writers import ReportExtras, format_for
 
     store, quiz = _open(config, args)
     try:
-        provider, accuracy, start_run = _make_run_factory(config, quiz, store, args.resume)
+        if args.estimate:
+            return cli_estimate.cmd_estimate(config, args, store, quiz)
+        provider, accuracy, start_run = _make_run_factory(
+            config, quiz, store, args.resume, getattr(args, "batch_api", False)
+        )
         if tui:
             build_vet_app(config, store, quiz, provider, accuracy, start_run).run()
             return 0
@@ -401,7 +443,7 @@ def cmd_vet(config: Config, args: argparse.Namespace, tui: bool) -> int:
         summary = asyncio.run(_headless(start_run, Progress(sys.stderr)))
         assert summary is not None
         extras = ReportExtras(unjudged=quiz.unjudged, lint=cli_lint.lint_report(config, quiz))
-        report = render_report(summary, args.format, extras)
+        report = render_report(summary, format_for(args.output, args.format), extras)
         if args.output:
             args.output.write_text(report, encoding="utf-8")
             print(
@@ -412,23 +454,11 @@ def cmd_vet(config: Config, args: argparse.Namespace, tui: bool) -> int:
         if summary.status == "failed":
             print(f"quiztui: error: {summary.error}", file=sys.stderr)
             return 2
+        if summary.status == "stopped":
+            return cli_estimate.report_stopped(summary, sys.stderr)
         return exit_code([q.badge for q in summary.questions], config.vet.fail_on)
     finally:
         store.close()
-
-
-def cmd_runs(config: Config) -> int:
-    from quiztui.store import Store
-
-    with Store(config.db_path()) as store:
-        for r in store.list_runs():
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at))
-            badges = (r.summary or {}).get("badge_counts", {})
-            counts = " ".join(f"{k}:{v}" for k, v in sorted(badges.items()))
-            print(
-                f"{r.id:>5}  {when}  {r.status:<9} {r.quiz_title[:30]:<30} {r.judge_label[:40]:<40} {counts}"
-            )
-    return 0
 
 
 def _first_positional(argv: Sequence[str]) -> int | None:
@@ -455,6 +485,8 @@ TOOL_COMMANDS: dict[str, Callable[[Config, argparse.Namespace], int]] = {
     "robustness": cli_robustness.cmd_robustness,
     "convert": cli_convert.cmd_convert,
     "lint": cli_lint.cmd_lint,
+    "report": cli_report.cmd_report,
+    "runs": cli_runs.cmd_runs,
 }
 
 
@@ -489,8 +521,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(tomli_w.dumps(load_config(args.config).model_dump(exclude_none=True)), end="")
             return 0
         config = _apply_flags(load_config(args.config), args)
-        if args.command == "runs":
-            return cmd_runs(config)
         handler = TOOL_COMMANDS.get(args.command)
         if handler is not None:
             return handler(config, args)

@@ -125,13 +125,12 @@ def text_table(rows: list[dict[str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _price(config: Config):  # type: ignore[no-untyped-def]
+def _price(config: Config, model: str):  # type: ignore[no-untyped-def]
+    """The judge model's [cost] price (its own entry, else the default); None when unknown."""
     from quiztui.pipeline.calibrate import Price
 
-    c = config.cost
-    if c.input_per_mtok is None and c.output_per_mtok is None:
-        return None
-    return Price(c.input_per_mtok or 0.0, c.output_per_mtok or 0.0)
+    price = config.cost.price_for(model)
+    return None if price is None else Price(price.input_per_mtok, price.output_per_mtok)
 
 
 async def calibration_events(config: Config, store: Any, request: Any) -> AsyncIterator[Any]:
@@ -161,7 +160,13 @@ async def calibration_events(config: Config, store: Any, request: Any) -> AsyncI
             settings = replace(vet_settings(config), mode=mode, batch_size=batch_size)
             yield SetupStarted(index, len(setups), mode, batch_size, gold.name, provider.label)
             run = CalibrationRun(
-                gold, provider, store, prompt, settings, _price(config), request.interval_method
+                gold,
+                provider,
+                store,
+                prompt,
+                settings,
+                _price(config, provider.model),
+                request.interval_method,
             )
             async for event in run.events():
                 yield event

@@ -9,13 +9,23 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from quiztui.errors import ConfigError
 from quiztui.locations import config_path, default_db_path
+
+if TYPE_CHECKING:
+    from quiztui.core.estimate import ModelPrice
 
 
 class _Section(BaseModel):
@@ -23,16 +33,39 @@ class _Section(BaseModel):
 
 
 class JudgeConfig(_Section):
-    provider: Literal["auto", "simulated", "openai-compat"] = Field(
+    provider: Literal["auto", "simulated", "openai-compat", "anthropic", "gemini"] = Field(
         "auto",
         description="auto: use base_url/model when a model is set, else Ollama on localhost when it"
-        " answers, else the simulated judge",
+        " answers, else the simulated judge; anthropic / gemini: their native APIs",
     )
-    base_url: str = Field("http://localhost:11434/v1", description="OpenAI-compatible endpoint")
-    model: str = Field("", description="model name, e.g. gpt-4o-mini or llama3.1:8b")
+    base_url: str = Field(
+        "http://localhost:11434/v1",
+        description="OpenAI-compatible endpoint; anthropic and gemini use their own API (the"
+        " default here stands for https://api.anthropic.com or"
+        " https://generativelanguage.googleapis.com) unless this is changed",
+    )
+    model: str = Field(
+        "",
+        description="model name, e.g. gpt-4o-mini, llama3.1:8b, claude-haiku-4-5 or"
+        " gemini-2.5-flash",
+    )
     api_key_env: str = Field(
         "OPENAI_API_KEY",
-        description="environment variable holding the API key (never the key itself)",
+        description="environment variable holding the openai-compat API key (never the key itself)",
+    )
+    anthropic_key_env: str = Field(
+        "ANTHROPIC_API_KEY", description="environment variable holding the Anthropic API key"
+    )
+    gemini_key_env: str = Field(
+        "GEMINI_API_KEY", description="environment variable holding the Gemini API key"
+    )
+    adaptive: bool = Field(
+        True,
+        description="adaptive concurrency: halve the limit on a rate limit (429/529), add one back"
+        " after each quiet period, never above concurrency",
+    )
+    quiet_seconds: float = Field(
+        30.0, gt=0, description="seconds without a rate limit before the limit grows by one"
     )
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature")
     max_tokens: int | None = Field(
@@ -64,6 +97,12 @@ class VetConfig(_Section):
     )
     fail_on: Literal["poor", "questionable", "never"] = Field(
         "questionable", description="headless exit code 1 when a question is at least this bad"
+    )
+    budget: float | None = Field(
+        None,
+        gt=0.0,
+        description="USD a run may spend: it stops within one batch of it, the rest is not run"
+        " (resume continues); needs a [cost] price for the judge model (unset: no limit)",
     )
 
 
@@ -216,14 +255,73 @@ class SimulatedConfig(_Section):
     )
 
 
+class ModelPriceConfig(_Section):
+    input_per_mtok: float = Field(ge=0.0, description="USD per million prompt tokens")
+    output_per_mtok: float = Field(ge=0.0, description="USD per million completion tokens")
+
+
 class CostConfig(_Section):
     input_per_mtok: float | None = Field(
         None,
         ge=0.0,
-        description="judge model price: USD per million prompt tokens (unset: unknown)",
+        description="default judge price: USD per million prompt tokens, for models without an"
+        " entry under [cost.models] (unset: unknown)",
     )
     output_per_mtok: float | None = Field(
-        None, ge=0.0, description="judge model price: USD per million completion tokens"
+        None, ge=0.0, description="default judge price: USD per million completion tokens"
+    )
+    batch_discount: float = Field(
+        0.5, gt=0.0, le=1.0, description="price factor of runs sent through a provider batch API"
+    )
+    models: dict[str, ModelPriceConfig] = Field(
+        default_factory=dict,
+        description='per-model prices, e.g. [cost.models."gpt-4o-mini"] input_per_mtok = 0.15,'
+        " output_per_mtok = 0.6",
+    )
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> CostConfig:
+        if (self.input_per_mtok is None) != (self.output_per_mtok is None):
+            raise ValueError(
+                "set both input_per_mtok and output_per_mtok (or neither: cost unknown)"
+            )
+        return self
+
+    def price_for(self, model: str) -> ModelPrice | None:
+        """The model's ``ModelPrice``: its own entry, else the default; None when unknown."""
+        from quiztui.core.estimate import ModelPrice
+
+        entry = self.models.get(model)
+        if entry is not None:
+            return ModelPrice(
+                entry.input_per_mtok, entry.output_per_mtok, model, self.batch_discount
+            )
+        if self.input_per_mtok is None or self.output_per_mtok is None:
+            return None
+        return ModelPrice(self.input_per_mtok, self.output_per_mtok, "default", self.batch_discount)
+
+
+class BatchConfig(_Section):
+    """``--batch-api``: the run goes through the judge provider's batch API (openai-compat:
+    OpenAI Batch; anthropic: Message Batches) at about half the price, results within 24 h."""
+
+    poll_seconds: float = Field(
+        30.0, gt=0.0, description="batch mode: seconds between looks at a submitted batch"
+    )
+    max_wait: float = Field(
+        86400.0,
+        ge=0.0,
+        description="batch mode: seconds to wait for a batch before stopping; it stays pending"
+        " and --resume collects it (0: submit, then stop)",
+    )
+    gather_seconds: float = Field(
+        0.5,
+        gt=0.0,
+        le=60.0,
+        description="batch mode: quiet time after the last request before the batch is submitted",
+    )
+    max_requests: int = Field(
+        10_000, ge=1, le=50_000, description="batch mode: requests per provider batch at most"
     )
 
 
@@ -245,6 +343,7 @@ class Config(_Section):
     lint: LintConfig = Field(default_factory=LintConfig)  # type: ignore[arg-type]
     simulated: SimulatedConfig = Field(default_factory=SimulatedConfig)  # type: ignore[arg-type]
     cost: CostConfig = Field(default_factory=CostConfig)  # type: ignore[arg-type]
+    batch: BatchConfig = Field(default_factory=BatchConfig)  # type: ignore[arg-type]
     store: StoreConfig = Field(default_factory=StoreConfig)  # type: ignore[arg-type]
     ui: UIConfig = Field(default_factory=UIConfig)  # type: ignore[arg-type]
 
@@ -323,6 +422,8 @@ def default_config_text() -> str:
                 lines.append(f"# {info.description}")
             if value is None:
                 lines.append(f"# {key} = ")
+            elif isinstance(value, dict) and not value:  # a table: an example, commented out
+                lines.append(f'# [{section}.{key}."NAME"]')
             else:
                 lines.append(tomli_w.dumps({key: value}).strip())
         lines.append("")

@@ -123,9 +123,7 @@ def test_synthetic_values() -> None:
     assert multi[0].extra_value("answernumbering") == "123"
     assert multi[0].extra_value("shownumcorrect") == ""
     assert [k for k, _ in multi[0].extra].count("hint") == 2
-    assert bank_quiz(parse(read(fixture_path("multichoices")))).unjudged[0].type == (
-        "multi-answer"
-    )
+    assert bank_quiz(parse(read(fixture_path("multichoices")))).unjudged[0].type == ("multi-answer")
 
     numerical = parse(read(fixture_path("numericals"))).items[0]
     assert [c.text.text for c in numerical.choices] == ["69:4", "98:7", "70:8", "82:9"]

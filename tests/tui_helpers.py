@@ -183,6 +183,9 @@ async def _events(
             unjudged=sum(1 for v in verdicts.values() for x in v.values() if x is None),
             total=len(order),
             cached=0,
+            # At concurrency 4, the other workers' requests are still on the wire.
+            in_flight=min(3, -(-(len(order) - start - len(batch)) // batch_size)),
+            limit=4,
         )
     counts: dict[str, int] = {}
     summaries = []

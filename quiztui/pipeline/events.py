@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from quiztui.core.estimate import Estimate
 from quiztui.core.kscore import Badge
 
 
@@ -26,6 +27,8 @@ class RunStarted:
     tpr: float = 0.9  # the judge accuracy this run scores with (profile or defaults)
     tnr: float = 0.9
     mode: str = "assertion"
+    estimate: Estimate | None = None  # requests, tokens, cost and time of what is left to judge
+    budget: float | None = None  # USD this run may spend (None: no limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +142,21 @@ class RunSummary:
     tpr_ci: tuple[float, float] | None = None  # from the judge profile; None when uncalibrated
     tnr_ci: tuple[float, float] | None = None
     cost: float | None = None  # USD at the configured price (batch price where batched)
-    not_run: int = 0  # assertions never sent because the run stopped (budget reached)
+    not_run: int = 0  # of the unjudged: never sent because the run stopped (budget reached)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderBatchStatus:
+    """A provider batch (OpenAI Batch / Anthropic Message Batches) was submitted, polled or
+    collected. Counts are requests (one per judge batch), not assertions."""
+
+    batch_id: str  # the provider's id
+    status: str  # the provider's word ("validating", "in_progress", "ended", …) or "collected"
+    completed: int
+    failed: int
+    total: int
+    api: str = "openai"  # "openai" | "anthropic"
+    resumed: bool = False  # a batch submitted by an earlier process, found in the store
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,5 +172,6 @@ VetEvent = (
     | BatchFailed
     | QuestionScored
     | UsageUpdated
+    | ProviderBatchStatus
     | RunFinished
 )

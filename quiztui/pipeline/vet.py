@@ -13,13 +13,15 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from quiztui.core.assertions import Assertion, decompose, render_batch, shuffled
+from quiztui.core.assertions import Assertion, decompose, shuffled
 from quiztui.core.bayes import JudgeAccuracy
+from quiztui.core.estimate import Measured, ModelPrice, usd
 from quiztui.core.logprobs import LogprobIndex, graded_key_score
-from quiztui.core.question_mode import QuestionVerdictParser, render_question_batch
+from quiztui.core.question_mode import QuestionVerdictParser
 from quiztui.core.quiz import Quiz
 from quiztui.core.verdicts import ParsedVerdict, StreamingVerdictParser
-from quiztui.errors import StoreError
+from quiztui.errors import ConfigError, StoreError
+from quiztui.pipeline.estimate import Planner
 from quiztui.pipeline.events import (
     AssertionUnjudged,
     BatchFailed,
@@ -94,12 +96,20 @@ class VetRun:
     accuracy: JudgeAccuracy = field(default_factory=JudgeAccuracy)
     resume_run_id: int | None = None
     clock: Callable[[], float] = time.monotonic
+    price: ModelPrice | None = None  # the judge model's [cost] price; None: cost unknown
+    measured: Measured | None = None  # the judge profile's tokens and latency, for the estimate
+    budget: float | None = None  # USD this run may spend (pipeline/estimate.py); None: no limit
 
     run_id: int = 0
 
     def __post_init__(self) -> None:
         if self.settings.mode not in ("assertion", "question"):
             raise ValueError(f"unknown judge mode {self.settings.mode!r}")
+        if self.budget is not None and self.price is None:
+            raise ConfigError(
+                f'a budget needs a price: add [cost.models."{self.provider.model}"]'
+                " input_per_mtok and output_per_mtok (or the [cost] defaults) to the config"
+            )
         if self.question_mode:  # one request per question: the batch size does not apply
             self.settings = replace(self.settings, batch_size=1)
 
@@ -171,7 +181,9 @@ class VetRun:
                 "tpr": self.accuracy.tpr,
                 "tnr": self.accuracy.tnr,
                 "calibration": self.accuracy.label,
-            },
+            }
+            # A batch provider (pipeline/batch.py) says which batch API: the price is about half.
+            | ({"batch_api": api} if (api := getattr(p, "batch_api", None)) else {}),
             order=order,
         )
         return order, states, seed, False
@@ -188,6 +200,10 @@ class VetRun:
         counters = _Counters()
         queue: asyncio.Queue[VetEvent | None] = asyncio.Queue()
         emit = queue.put_nowait
+        # A batch provider (pipeline/batch.py) stores its batches with the run and reports on them
+        # as ProviderBatchStatus events in this stream.
+        if (attach := getattr(self.provider, "attach_run", None)) is not None:
+            attach(self.store, self.run_id, emit)
 
         restored = [seq for seq, st in states.items() if st.verdict is not None]
         pending = [seq for seq in range(len(order)) if states[seq].verdict is None]
@@ -206,6 +222,10 @@ class VetRun:
             pending = [seq for seq in pending if states[seq].verdict is None]
 
         size = self.settings.batch_size
+        planner = Planner(self, order)
+        batch_api = bool(self.store.get_run(self.run_id).params.get("batch_api"))
+        price = self.price.batched() if self.price is not None and batch_api else self.price
+        budget = self.budget
         yield RunStarted(
             run_id=self.run_id,
             quiz_title=self.quiz.title,
@@ -226,6 +246,8 @@ class VetRun:
             tpr=self.accuracy.tpr,
             tnr=self.accuracy.tnr,
             mode=self.settings.mode,
+            estimate=planner.estimate(pending, len(restored), batch_api),
+            budget=budget,
         )
         for seq in sorted(restored):
             a, st = order[seq], states[seq]
@@ -288,6 +310,11 @@ class VetRun:
         cond = asyncio.Condition()
         base_usage = (self.provider.usage.requests, self.provider.usage.retries)
         fatal: list[BaseException] = []
+        stopped: list[str] = []  # why dispatching stopped early (the budget), when it did
+        reserved: dict[int, float] = {}  # batch_no → estimated cost, while the batch is in flight
+
+        def spent() -> float | None:
+            return None if price is None else price.cost(counters.tokens_in, counters.tokens_out)
 
         def usage_event() -> UsageUpdated:
             judged, unjudged = tally["judged"], tally["unjudged"]
@@ -300,6 +327,10 @@ class VetRun:
                 unjudged=unjudged,
                 total=len(order),
                 cached=counters.cached,
+                cost=spent(),
+                # Connections in use and the (adaptive) limit, as the provider counts them now.
+                in_flight=self.provider.usage.in_flight,
+                limit=self.provider.usage.limit,
             )
 
         def give_up_or_requeue(seqs: list[int], why: str) -> list[int]:
@@ -335,14 +366,10 @@ class VetRun:
             for seq in seqs:
                 states[seq].attempts += 1
             parser: StreamingVerdictParser | QuestionVerdictParser
+            prompt, id_map = planner.render(seqs)  # the estimate renders through it too
             if self.question_mode:
-                question = questions[order[seqs[0]].question_id]
-                prompt, id_map = render_question_batch(
-                    self.prompt.user, question.text, [order[s] for s in seqs]
-                )
                 parser = QuestionVerdictParser(list(id_map))
             else:
-                prompt, id_map = render_batch(self.prompt.user, (order[s] for s in seqs))
                 parser = StreamingVerdictParser(id_map.keys())
             seq_of = {ident: seq for ident, seq in zip(id_map, seqs, strict=True)}
             batch_id = self.store.start_batch(self.run_id, batch_no, prompt)
@@ -408,6 +435,7 @@ class VetRun:
             ]
             counters.tokens_in += tokens_in
             counters.tokens_out += tokens_out
+            reserved.pop(batch_no, None)  # now counted in spent()
             self.store.finish_batch(
                 batch_id,
                 status=status,
@@ -446,17 +474,28 @@ class VetRun:
                 async with cond:
                     while not todo and in_flight:
                         await cond.wait()
-                    if not todo or fatal:
+                    if not todo or fatal or stopped:
                         cond.notify_all()
                         return
                     seqs = take_batch()
+                    cost = 0.0
+                    if budget is not None and price is not None:
+                        # Dispatch only while what was spent, what is in flight and this batch
+                        # stay within the budget: the run ends within one batch of it.
+                        cost = planner.batch_cost(seqs, price)
+                        if (spent() or 0.0) + sum(reserved.values()) + cost > budget:
+                            stopped.append(f"not run: budget {usd(budget)} reached")
+                            cond.notify_all()
+                            return
                     in_flight += 1
                     counters.batches += 1
                     batch_no = counters.batches
+                    reserved[batch_no] = cost
                 try:
                     await judge_batch(batch_no, seqs)
                 finally:
                     async with cond:
+                        reserved.pop(batch_no, None)
                         in_flight -= 1
                         cond.notify_all()
 
@@ -495,12 +534,24 @@ class VetRun:
                     pass
             if status == "cancelled":
                 self.store.finish_run(self.run_id, "cancelled", None)
+        not_run, error = 0, str(fatal[0]) if fatal else None
+        leftover = [
+            s for s in range(len(order)) if states[s].verdict is None and states[s].unjudged is None
+        ]
+        if stopped and not fatal and leftover:  # the budget: the rest is not run, resumable
+            why, not_run, status = stopped[0], len(leftover), "stopped"
+            error = (
+                f"{why.removeprefix('not run: ')}: {not_run} assertions not run"
+                f" (resume with --resume {self.run_id})"
+            )
+            tally["unjudged"] += not_run
+            for s in leftover:
+                states[s].unjudged = why
+            self.store.record_unjudged(self.run_id, [(s, why) for s in leftover])
+            for s in leftover:
+                a = order[s]
+                yield AssertionUnjudged(s, a.question_id, a.option_index, why)
         if fatal:
-            leftover = [
-                s
-                for s in range(len(order))
-                if states[s].verdict is None and states[s].unjudged is None
-            ]
             why = f"run stopped: {fatal[0]}"
             tally["unjudged"] += len(leftover)
             for s in leftover:
@@ -522,9 +573,10 @@ class VetRun:
             status,
             started,
             seed,
-            str(fatal[0]) if fatal else None,
+            error,
             usage_event(),
         )
+        summary = replace(summary, cost=spent(), not_run=not_run)
         self.store.finish_run(self.run_id, status, summary_to_dict(summary))
         yield RunFinished(summary)
 

@@ -7,16 +7,22 @@ from collections.abc import Mapping
 
 import httpx
 
-from quiztui.config import Config
+from quiztui.config import Config, JudgeConfig
 from quiztui.core.quiz import Quiz
 from quiztui.core.simulation import truth_table
 from quiztui.errors import ConfigError
+from quiztui.providers import anthropic, gemini
+from quiztui.providers.anthropic import AnthropicProvider
 from quiztui.providers.base import Provider
+from quiztui.providers.gemini import GeminiProvider
 from quiztui.providers.openai_compat import OpenAICompatProvider
 from quiztui.providers.retry import RetryPolicy
 from quiztui.providers.simulated import SimulatedProvider
 
 OLLAMA_URL = "http://localhost:11434/v1"
+DEFAULT_BASE_URL = str(JudgeConfig.model_fields["base_url"].default)
+# Where the native providers go when judge.base_url is left at its (OpenAI-compatible) default.
+NATIVE_URLS = {"anthropic": anthropic.DEFAULT_BASE_URL, "gemini": gemini.DEFAULT_BASE_URL}
 
 
 def probe_ollama(base_url: str = OLLAMA_URL, timeout: float = 0.4) -> str | None:
@@ -77,20 +83,35 @@ def build_provider(
     if provider == "simulated":
         return simulated_provider(config, quiz, truth)
     if not model:
-        raise ConfigError("judge.model: set a model name for the openai-compat provider")
-    needs_key = not base_url.startswith(("http://localhost", "http://127.0.0.1", "http://[::1]"))
-    if needs_key and judge.api_key_env and not os.environ.get(judge.api_key_env):
-        raise ConfigError(
-            f"judge.api_key_env: environment variable {judge.api_key_env} is not set"
-            f" (needed for {base_url})"
-        )
-    return OpenAICompatProvider(
-        base_url=base_url,
-        model=model,
-        api_key_env=judge.api_key_env,
-        concurrency=judge.concurrency,
-        timeout=judge.timeout,
-        retry=RetryPolicy(max_retries=judge.max_retries),
-        stream=judge.stream,
-        logprobs=judge.logprobs,
+        raise ConfigError(f"judge.model: set a model name for the {provider} provider")
+    key_field = {"anthropic": "anthropic_key_env", "gemini": "gemini_key_env"}.get(
+        provider, "api_key_env"
     )
+    key_env = str(getattr(judge, key_field))
+    if provider in NATIVE_URLS and base_url in ("", DEFAULT_BASE_URL):
+        base_url = NATIVE_URLS[provider]  # the OpenAI-compatible default means "not set"
+    needs_key = not base_url.startswith(("http://localhost", "http://127.0.0.1", "http://[::1]"))
+    if needs_key and key_env and not os.environ.get(key_env):
+        raise ConfigError(
+            f"judge.{key_field}: environment variable {key_env} is not set (needed for {base_url})"
+        )
+    common = {
+        "base_url": base_url,
+        "model": model,
+        "api_key_env": key_env,
+        "concurrency": judge.concurrency,
+        "timeout": judge.timeout,
+        "retry": RetryPolicy(max_retries=judge.max_retries),
+        "stream": judge.stream,
+        "adaptive": judge.adaptive,
+        "quiet_seconds": judge.quiet_seconds,
+    }
+    if provider == "openai-compat":
+        return OpenAICompatProvider(**common, logprobs=judge.logprobs)  # type: ignore[arg-type]
+    if judge.logprobs == "on":
+        raise ConfigError(
+            f'judge.logprobs: "on" needs the openai-compat provider; {provider} sends no token'
+            ' logprobs (use "auto" or "off")'
+        )
+    native = AnthropicProvider if provider == "anthropic" else GeminiProvider
+    return native(**common)  # type: ignore[arg-type]

@@ -1,8 +1,8 @@
 """OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp server, LM Studio…).
 
-One ``httpx.AsyncClient`` per provider, a semaphore for the concurrency limit, retries with
-exponential backoff and jitter on 408/429/5xx, timeouts and connection errors, honouring
-``Retry-After``. Streaming uses server-sent events; a stream that breaks after text arrived raises
+The client, the adaptive concurrency limit, retries (exponential backoff and jitter on 408/429/5xx,
+timeouts and connection errors, honouring ``Retry-After``) and SSE reading are shared with the
+native providers in :mod:`quiztui.providers._http`. A stream that breaks after text arrived raises
 :class:`StreamInterrupted` with the partial text so the caller keeps what it already parsed.
 
 Token logprobs (``logprobs``/``top_logprobs``) are asked for when the request wants them. With
@@ -12,65 +12,26 @@ asked for them again; with ``"on"`` that refusal is an error (:class:`LogprobsRe
 
 from __future__ import annotations
 
-import asyncio
 import codecs
 import json
 import math
-import os
-import random
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from typing import Any, Literal
 
 import httpx
 
 from quiztui.core.logprobs import TokenLogprob
+from quiztui.providers._http import TRANSIENT, HTTPProvider, Retryable, key_from_env, sse_data
 from quiztui.providers.base import (
     ChatRequest,
     ChatResult,
     LogprobsRejected,
     OnLogprobs,
-    OnRetry,
     OnText,
     RequestFailed,
-    RetryNotice,
     StreamInterrupted,
-    Usage,
 )
-from quiztui.providers.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
-
-_TRANSIENT = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
-
-
-async def _sse_data(response: httpx.Response) -> AsyncIterator[str]:
-    """The ``data:`` payloads of a server-sent-event stream (cheaper than ``aiter_lines``)."""
-    buffer = ""
-    async for text in response.aiter_text():
-        buffer += text
-        if "\n" not in buffer:
-            continue
-        *lines, buffer = buffer.split("\n")
-        for line in lines:
-            if line.startswith("data:"):
-                yield line[5:].strip()
-    if buffer.startswith("data:"):
-        yield buffer[5:].strip()
-
-
-class _Retryable(Exception):
-    def __init__(self, error: str, retry_after: float | None = None) -> None:
-        super().__init__(error)
-        self.error = error
-        self.retry_after = retry_after
-
-
-def _error_detail(response: httpx.Response) -> str:
-    try:
-        body = response.json()
-        message = body.get("error", {}).get("message") if isinstance(body, dict) else None
-    except (ValueError, AttributeError):
-        message = None
-    text = f"HTTP {response.status_code}"
-    return f"{text}: {str(message)[:200]}" if message else text
+from quiztui.providers.retry import RetryPolicy
 
 
 class _TokenTexts:
@@ -120,9 +81,8 @@ def _mentions_logprobs(exc: RequestFailed) -> bool:
     return exc.status in (400, 422) and "logprob" in str(exc).lower()
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(HTTPProvider):
     name = "openai-compat"
-    simulated = False
 
     def __init__(
         self,
@@ -135,35 +95,27 @@ class OpenAICompatProvider:
         retry: RetryPolicy | None = None,
         stream: bool = True,
         logprobs: Literal["auto", "on", "off"] = "auto",
+        adaptive: bool = True,
+        quiet_seconds: float = 30.0,
+        clock: Callable[[], float] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.stream = stream
-        self.logprobs = logprobs
-        self.logprobs_rejected = False  # set when the server refused them under "auto"
-        self.retry = retry or RetryPolicy()
-        self.usage = Usage()
-        self._sem = asyncio.Semaphore(max(1, concurrency))
-        self._rng = random.Random()
-        headers = {"Content-Type": "application/json"}
-        key = os.environ.get(api_key_env) if api_key_env else None
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        limits = httpx.Limits(
-            max_connections=max(1, concurrency), max_keepalive_connections=max(1, concurrency)
-        )
-        self._client = httpx.AsyncClient(
-            base_url=self.base_url,
-            headers=headers,
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-            limits=limits,
+        key = key_from_env(api_key_env)
+        super().__init__(
+            base_url=base_url,
+            model=model,
+            headers={"Authorization": f"Bearer {key}"} if key else {},
+            concurrency=concurrency,
+            timeout=timeout,
+            retry=retry,
+            stream=stream,
+            adaptive=adaptive,
+            quiet_seconds=quiet_seconds,
+            clock=clock,
             transport=transport,
         )
-
-    @property
-    def label(self) -> str:
-        return f"{self.model} @ {self.base_url}"
+        self.logprobs = logprobs
+        self.logprobs_rejected = False  # set when the server refused them under "auto"
 
     def _body(self, request: ChatRequest, stream: bool, logprobs: bool) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -181,90 +133,44 @@ class OpenAICompatProvider:
             body["stream_options"] = {"include_usage": True}
         return body
 
-    async def complete(
+    async def _attempt(
         self,
         request: ChatRequest,
-        *,
-        on_text: OnText | None = None,
-        on_retry: OnRetry | None = None,
-        on_logprobs: OnLogprobs | None = None,
+        stream: bool,
+        on_text: OnText | None,
+        on_logprobs: OnLogprobs | None,
     ) -> ChatResult:
-        stream = self.stream and on_text is not None
-        attempt = 0
-        async with self._sem:
-            while True:
-                attempt += 1
-                self.usage.requests += 1
-                logprobs = request.logprobs and self.logprobs != "off"
-                logprobs = logprobs and not self.logprobs_rejected
-                try:
-                    if stream:
-                        result = await self._stream_once(
-                            request,
-                            on_text,  # type: ignore[arg-type]
-                            on_logprobs,
-                            logprobs,
-                        )
-                    else:
-                        result = await self._once(request, logprobs)
-                        if on_logprobs is not None and result.logprobs:
-                            on_logprobs(result.logprobs)
-                        if on_text is not None and result.text:
-                            on_text(result.text)
-                    result.attempts = attempt
-                    self.usage.tokens_in += result.tokens_in
-                    self.usage.tokens_out += result.tokens_out
-                    return result
-                except RequestFailed as exc:
-                    if not (logprobs and _mentions_logprobs(exc)):
-                        raise
-                    if self.logprobs == "on":
-                        raise LogprobsRejected(
-                            f'{exc} (judge.logprobs is "on"; "auto" goes on without them)',
-                            status=exc.status,
-                            retryable=False,
-                        ) from None
-                    # "auto": this server does not do logprobs; ask again, and from now on, without.
-                    self.logprobs_rejected = True
-                    self.usage.retries += 1
-                    if on_retry is not None:
-                        on_retry(RetryNotice(attempt, f"{exc}; continuing without logprobs", 0.0))
-                except _Retryable as exc:
-                    self.usage.errors[exc.error.split(":")[0]] = (
-                        self.usage.errors.get(exc.error.split(":")[0], 0) + 1
-                    )
-                    if attempt > self.retry.max_retries:
-                        raise RequestFailed(
-                            f"{exc.error} (gave up after {attempt} attempts)"
-                        ) from None
-                    delay = self.retry.delay(attempt, exc.retry_after, self._rng)
-                    self.usage.retries += 1
-                    if on_retry is not None:
-                        on_retry(RetryNotice(attempt, exc.error, delay))
-                    await asyncio.sleep(delay)
+        logprobs = request.logprobs and self.logprobs != "off" and not self.logprobs_rejected
+        if stream:
+            assert on_text is not None
+            return await self._stream_once(request, on_text, on_logprobs, logprobs)
+        return await self._once(request, logprobs)
 
-    def _check_status(self, response: httpx.Response) -> None:
-        if response.status_code < 400:
-            return
-        detail = _error_detail(response)
-        if response.status_code in RETRYABLE_STATUS:
-            raise _Retryable(detail, parse_retry_after(response.headers.get("retry-after")))
-        raise RequestFailed(detail, status=response.status_code, retryable=False)
+    def _fallback(self, request: ChatRequest, exc: RequestFailed) -> str | None:
+        """Under logprobs "auto", a 400 about logprobs means: ask again, and from now on, without.
+
+        Decided from the request, not from per-attempt state: attempts of other requests run
+        meanwhile, and once another one has set ``logprobs_rejected`` a retry goes without too.
+        """
+        if not (request.logprobs and self.logprobs != "off" and _mentions_logprobs(exc)):
+            return None
+        if self.logprobs == "on":
+            raise LogprobsRejected(
+                f'{exc} (judge.logprobs is "on"; "auto" goes on without them)',
+                status=exc.status,
+                retryable=False,
+            ) from None
+        self.logprobs_rejected = True
+        return f"{exc}; continuing without logprobs"
 
     async def _once(self, request: ChatRequest, logprobs: bool) -> ChatResult:
-        body = self._body(request, False, logprobs)
+        data = await self._post_json("/chat/completions", self._body(request, False, logprobs))
         try:
-            response = await self._client.post("/chat/completions", json=body)
-        except _TRANSIENT as exc:
-            raise _Retryable(type(exc).__name__) from None
-        self._check_status(response)
-        try:
-            data = response.json()
             choice = data["choices"][0]
             text = choice["message"].get("content") or ""
             usage = data.get("usage") or {}
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            raise _Retryable("malformed response body") from None
+        except (KeyError, IndexError, TypeError, AttributeError):
+            raise Retryable("malformed response body") from None
         tokens = _parse_logprobs(choice.get("logprobs"), _TokenTexts()) if logprobs else []
         return ChatResult(
             text=text,
@@ -294,7 +200,7 @@ class OpenAICompatProvider:
                 if response.status_code >= 400:
                     await response.aread()
                     self._check_status(response)
-                async for payload in _sse_data(response):
+                async for payload in sse_data(response):
                     if payload == "[DONE]":
                         done = True  # read on to the end so the connection goes back to the pool
                         continue
@@ -305,7 +211,7 @@ class OpenAICompatProvider:
                     if not isinstance(chunk, dict):
                         continue
                     if chunk.get("error"):
-                        raise _Retryable(f"stream error: {str(chunk['error'])[:200]}")
+                        raise Retryable(f"stream error: {str(chunk['error'])[:200]}")
                     usage = chunk.get("usage")
                     if usage:
                         result.tokens_in = int(usage.get("prompt_tokens") or 0)
@@ -326,23 +232,16 @@ class OpenAICompatProvider:
                             on_text(delta)
                         if choice.get("finish_reason"):
                             result.finish_reason = choice["finish_reason"]
-        except _TRANSIENT as exc:
-            if parts:
-                raise StreamInterrupted(
-                    f"stream cut ({type(exc).__name__})", "".join(parts)
-                ) from None
-            raise _Retryable(type(exc).__name__) from None
+        except TRANSIENT as exc:
+            raise self._broken(f"stream cut ({type(exc).__name__})", parts) from None
         result.text = "".join(parts)
         result.refusal = "".join(refusal) or None
         result.logprobs = tokens or None
         if not done and result.finish_reason is None:
             if parts:
                 raise StreamInterrupted("stream ended without [DONE]", result.text)
-            raise _Retryable("empty stream")
+            raise Retryable("empty stream")
         return result
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
 
 
 def _text_or_none(value: object) -> str | None:

@@ -1,4 +1,4 @@
-"""Report writers for finished vet runs: JSON, CSV and Markdown."""
+"""Report writers for finished vet runs: JSON, CSV, Markdown, self-contained HTML and JUnit XML."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Render a RunSummary as JSON, CSV or Markdown. Quiz text is data: escaped for each format."""
+"""Render a RunSummary as JSON, CSV, Markdown, HTML or JUnit XML. Quiz text is data: escaped for
+each format (HTML in ``report/html.py``, JUnit in ``report/junit.py``)."""
 
 from __future__ import annotations
 
@@ -7,30 +8,16 @@ import io
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-from quiztui.core.lint import LintReport
-from quiztui.core.quiz import Unjudged
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import QuestionSummary, RunSummary
 from quiztui.pipeline.vet import summary_to_dict
+from quiztui.report.extras import NO_EXTRAS, ReportExtras
+from quiztui.report.html import to_html
+from quiztui.report.junit import to_junit
 
-
-@dataclass(frozen=True)
-class ReportExtras:
-    """What a vet report adds beside the run: the items not judged, and the offline lint."""
-
-    unjudged: tuple[Unjudged, ...] = ()
-    lint: LintReport | None = None
-
-    def lint_codes(self, question_id: str) -> str:
-        if self.lint is None:
-            return ""
-        return " ".join(f.code for f in self.lint.findings_for(question_id))
-
-
-NO_EXTRAS = ReportExtras()
+__all__ = ["FORMATS", "NO_EXTRAS", "ReportExtras", "format_for", "render_report", "write_report"]
 
 
 def _letter(i: int | None) -> str:
@@ -185,7 +172,21 @@ FORMATS: dict[str, Callable[[RunSummary, ReportExtras], str]] = {
     "json": to_json,
     "csv": to_csv,
     "md": to_markdown,
+    "html": to_html,
+    "junit": to_junit,
 }
+# `-o FILE` without `--format`: the format its extension names.
+EXTENSIONS = {".json": "json", ".csv": "csv", ".md": "md", ".html": "html", ".htm": "html",
+              ".xml": "junit"}  # fmt: skip
+
+
+def format_for(output: Path | None, fmt: str | None, default: str = "md") -> str:
+    """The report format: ``fmt`` when given, else the one ``output``'s extension names."""
+    if fmt:
+        return fmt
+    if output is not None:
+        return EXTENSIONS.get(output.suffix.lower(), default)
+    return default
 
 
 def render_report(summary: RunSummary, fmt: str, extras: ReportExtras = NO_EXTRAS) -> str:

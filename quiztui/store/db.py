@@ -250,6 +250,37 @@ CREATE TABLE review_iterations (
 )
 """
 
+# v7: provider batches (OpenAI Batch, Anthropic Message Batches) submitted for a run, and each
+# request in them by its content-addressed custom_id: a resumed run collects, never resubmits.
+SCHEMA_V7_PROVIDER_BATCHES = """
+CREATE TABLE provider_batches (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    api TEXT NOT NULL,
+    batch_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    total INTEGER NOT NULL,
+    completed INTEGER NOT NULL DEFAULT 0,
+    failed INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    collected_at REAL
+);
+CREATE INDEX provider_batches_run ON provider_batches(run_id);
+CREATE TABLE provider_batch_requests (
+    batch INTEGER NOT NULL REFERENCES provider_batches(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    custom_id TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'pending',
+    text TEXT,
+    tokens_in INTEGER NOT NULL DEFAULT 0,
+    tokens_out INTEGER NOT NULL DEFAULT 0,
+    finish_reason TEXT,
+    error TEXT,
+    PRIMARY KEY (batch, position)
+)
+"""
+
 # Migration n brings the schema from version n to n + 1 (PRAGMA user_version).
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
@@ -258,6 +289,7 @@ MIGRATIONS: list[str] = [
     SCHEMA_V4_GRADES,
     SCHEMA_V5_ROBUSTNESS,
     SCHEMA_V6_REVIEWS,
+    SCHEMA_V7_PROVIDER_BATCHES,
 ]
 
 

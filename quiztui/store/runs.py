@@ -18,6 +18,7 @@ from quiztui.store.cache import VerdictCache
 from quiztui.store.db import connect
 from quiztui.store.grades import GradeStore
 from quiztui.store.profiles import ProfileStore
+from quiztui.store.provider_batches import ProviderBatchStore
 from quiztui.store.reviews import ReviewStore
 from quiztui.store.robustness import RobustnessStore
 
@@ -54,6 +55,30 @@ class StoredVerdict:
     p_true: float | None = None  # from the verdict token's logprobs
 
 
+@dataclass(frozen=True, slots=True)
+class RunListing:
+    """One row of the run history: the run's identity and counts, without its questions."""
+
+    id: int
+    created_at: float
+    finished_at: float | None
+    status: str
+    kind: str
+    quiz_title: str
+    quiz_path: str | None
+    quiz_hash: str
+    judge_label: str
+    model: str
+    simulated: bool
+    questions: int
+    assertions: int
+    judged: int  # verdict rows with a verdict
+    unjudged: int  # assertions without one (given up on, or never sent)
+    has_summary: bool
+    badge_counts: dict[str, int]  # from the stored summary ({} without one)
+    cost: float | None  # summary["cost"]; None when not stored or no price known
+
+
 class Store:
     """One SQLite file. Every write commits at once, so a killed run loses nothing judged."""
 
@@ -65,6 +90,7 @@ class Store:
         self.grades = GradeStore(self.conn)
         self.reviews = ReviewStore(self.conn)
         self.robustness = RobustnessStore(self.conn)
+        self.provider_batches = ProviderBatchStore(self.conn)
 
     def close(self) -> None:
         self.conn.close()
@@ -174,6 +200,68 @@ class Store:
             for r in self.conn.execute("SELECT id FROM runs ORDER BY id DESC LIMIT ?", (limit,))
         ]
         return [self.get_run(i) for i in ids]
+
+    def run_listings(
+        self, limit: int = 200, *, kind: str | None = None, quiz_hash: str | None = None
+    ) -> list[RunListing]:
+        """The newest ``limit`` runs with their counts, for ``quiztui runs`` and the Runs screen.
+
+        One query; badge counts and cost are read from the stored summary with SQLite's JSON
+        functions, so a large summary is never loaded into Python just to be listed.
+        """
+        where, args = [], []
+        if kind is not None:
+            where.append("r.kind = ?")
+            args.append(kind)
+        if quiz_hash is not None:
+            where.append("r.quiz_hash = ?")
+            args.append(quiz_hash)
+        sql = (
+            "SELECT r.id, r.created_at, r.finished_at, r.status, r.kind, r.quiz_title,"
+            " r.quiz_path, r.quiz_hash, r.judge_label, r.model, r.simulated,"
+            " (SELECT COUNT(*) FROM questions q WHERE q.run_id = r.id),"
+            " (SELECT COUNT(*) FROM assertions a WHERE a.run_id = r.id),"
+            " (SELECT COUNT(*) FROM verdicts v WHERE v.run_id = r.id AND v.verdict IS NOT NULL),"
+            " r.summary_json IS NOT NULL,"
+            " json_extract(r.summary_json, '$.badge_counts'),"
+            " json_extract(r.summary_json, '$.cost')"
+            " FROM runs r" + (" WHERE " + " AND ".join(where) if where else "")
+        )
+        rows = self.conn.execute(sql + " ORDER BY r.id DESC LIMIT ?", (*args, limit)).fetchall()
+        return [
+            RunListing(
+                id=row[0],
+                created_at=row[1],
+                finished_at=row[2],
+                status=row[3],
+                kind=row[4],
+                quiz_title=row[5],
+                quiz_path=row[6],
+                quiz_hash=row[7],
+                judge_label=row[8],
+                model=row[9],
+                simulated=bool(row[10]),
+                questions=row[11],
+                assertions=row[12],
+                judged=row[13],
+                unjudged=row[12] - row[13],
+                has_summary=bool(row[14]),
+                badge_counts={str(k): int(v) for k, v in json.loads(row[15] or "{}").items()},
+                cost=None if row[16] is None else float(row[16]),
+            )
+            for row in rows
+        ]
+
+    def run_questions(self, run_id: int) -> list[tuple[str, str, tuple[str, ...], int]]:
+        """(question_id, text, options, key) of a run's questions, in quiz order."""
+        return [
+            (qid, text, tuple(json.loads(options)), key)
+            for qid, text, options, key in self.conn.execute(
+                "SELECT question_id, text, options_json, key FROM questions"
+                " WHERE run_id = ? ORDER BY position",
+                (run_id,),
+            )
+        ]
 
     def latest_vet_run(self, quiz_hash: str) -> RunRecord | None:
         """The newest finished vet run of the quiz with this content hash (None: never vetted)."""

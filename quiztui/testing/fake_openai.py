@@ -3,6 +3,8 @@
 The server answers ``POST /v1/chat/completions`` from a truth table with the same deterministic
 oracle the simulated provider uses (:func:`quiztui.core.simulation.oracle_reply`), so a judge
 reached over HTTP says exactly what the simulated judge says. It serves ``GET /v1/models`` too.
+The OpenAI Batch API (``/v1/files``, ``/v1/batches``) is served by
+:mod:`quiztui.testing.fake_batches` through ``server.batches``.
 It speaks HTTP/1.1 with keep-alive on its own asyncio loop in a background thread; latency and
 stream delays are ``asyncio.sleep`` calls, so slow requests never hold up others.
 
@@ -52,6 +54,7 @@ from quiztui.core.assertions import parse_rendered_batch
 from quiztui.core.logprobs import TokenLogprob, oracle_logprobs, tokens_by_chunk
 from quiztui.core.robust_oracle import CONTENT_FILTERED
 from quiztui.core.simulation import oracle_reply, truth_table
+from quiztui.testing.fake_batches import FakeBatches
 
 if TYPE_CHECKING:
     from quiztui.core.quiz import Quiz
@@ -164,6 +167,11 @@ class FakeOpenAI:
     free port. Settings are plain attributes and may be changed while the server runs.
     """
 
+    # Hooks for the native-API fakes that subclass this one (testing/fake_anthropic.py, ...):
+    # the fault kinds inject() accepts, and the request header that carries the API key.
+    fault_names: tuple[str, ...] = FAULT_KINDS + EXTRA_FAULT_KINDS
+    key_header = "authorization"
+
     def __init__(
         self,
         truth: Mapping[str, bool] | None = None,
@@ -187,9 +195,10 @@ class FakeOpenAI:
         disagreement: float = 0.0,
         refusal_rate: float = 0.0,
         responder: Callable[[str], str | None] | None = None,
+        log_limit: int | None = None,
     ) -> None:
         for kind in fault_kinds:
-            _check_kind(kind)
+            _check_kind(kind, self.fault_names)
         if chunk_lines < 1 or (chunk_chars is not None and chunk_chars < 1):
             raise ValueError("chunk_lines and chunk_chars must be >= 1")
         self.truth: Mapping[str, bool] = dict(truth or {})
@@ -210,13 +219,19 @@ class FakeOpenAI:
         self._fault_rng = random.Random(fault_seed)
         self._queued: deque[str] = deque()
         self._lock = threading.Lock()
-        self._log: list[RequestRecord] = []
+        # The request log keeps every request unless ``log_limit`` bounds it to the newest ones
+        # (a soak of 100,000 assertions must not grow the server's memory with run length);
+        # ``fault_counts`` counts every fault drawn, whatever the log kept.
+        self._log: deque[RequestRecord] = deque(maxlen=log_limit)
+        self.fault_counts: Counter[str] = Counter()
         self._next_index = 0
         self._next_connection = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        # The batch APIs (OpenAI Batch, Anthropic Message Batches): testing/fake_batches.py.
+        self.batches = FakeBatches(self)
 
     @classmethod
     def from_quiz(cls, quiz: Quiz, **kwargs: Any) -> FakeOpenAI:
@@ -280,17 +295,20 @@ class FakeOpenAI:
 
     def inject(self, kind: str, times: int = 1) -> None:
         """Give the next ``times`` chat requests the fault ``kind`` (before any random fault)."""
-        _check_kind(kind)
+        _check_kind(kind, self.fault_names)
         with self._lock:
             self._queued.extend([kind] * times)
 
     def _next_fault(self) -> str | None:
         with self._lock:
+            fault = None
             if self._queued:
-                return self._queued.popleft()
-            if self.fault_rate > 0 and self._fault_rng.random() < self.fault_rate:
-                return self._fault_rng.choice(self.fault_kinds)
-        return None
+                fault = self._queued.popleft()
+            elif self.fault_rate > 0 and self._fault_rng.random() < self.fault_rate:
+                fault = self._fault_rng.choice(self.fault_kinds)
+            if fault is not None:
+                self.fault_counts[fault] += 1
+        return fault
 
     @property
     def requests(self) -> list[RequestRecord]:
@@ -366,9 +384,9 @@ class FakeOpenAI:
             body = await _read_chunked(reader)
         else:
             body = await reader.readexactly(int(headers.get("content-length") or 0))
-        had_auth = "authorization" in headers
-        key_ok = self._key_ok(headers.get("authorization"))
-        headers.pop("authorization", None)  # the value is never kept or logged
+        had_auth = self.key_header in headers
+        key_ok = self._key_ok(headers.get(self.key_header))
+        headers.pop(self.key_header, None)  # the value is never kept or logged
         path = target.split("?", 1)[0]
         base: dict[str, Any] = {"connection": connection, "method": method, "path": path}
         base["had_auth"] = had_auth
@@ -400,6 +418,11 @@ class FakeOpenAI:
                 message = "Incorrect API key provided." if had_auth else "No API key provided."
                 raise _Reply(401, message, _INVALID, "invalid_api_key")
             path = path.rstrip("/")
+            if FakeBatches.openai_path(path):
+                status, data, content_type = self.batches.handle(method, path, body)
+                self._record(**base, status=status)
+                self._send(writer, status, data, keep_alive, {"Content-Type": content_type})
+                return keep_alive
             if path == CHAT_PATH and method == "POST":
                 return await self._chat(base, body, writer, keep_alive)
             if path.startswith("/v1/models") and method == "GET":
@@ -640,10 +663,9 @@ class FakeOpenAI:
         return keep_alive
 
 
-def _check_kind(kind: str) -> None:
-    if kind not in FAULT_KINDS + EXTRA_FAULT_KINDS:
-        known = ", ".join(FAULT_KINDS + EXTRA_FAULT_KINDS)
-        raise ValueError(f"unknown fault kind {kind!r}; choose from {known}")
+def _check_kind(kind: str, known: Sequence[str] = FAULT_KINDS + EXTRA_FAULT_KINDS) -> None:
+    if kind not in known:
+        raise ValueError(f"unknown fault kind {kind!r}; choose from {', '.join(known)}")
 
 
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from quiztui.tui.screens.grade import GradeScreen
     from quiztui.tui.screens.review import ReviewScreen
     from quiztui.tui.screens.robustness import RobustnessScreen
+    from quiztui.tui.screens.runs import RunsSource
 
 # Keys every quiztui app has (the vet app and ``quiztui grade --tui``).
 APP_BINDINGS: tuple[BindingType, ...] = (
@@ -62,6 +63,7 @@ class QuiztuiApp(App[None]):
         Binding("a", "open_grade", "Grade an answer", id="app.grade", show=False),
         Binding("p", "open_robustness", "Paraphrase robustness", id="app.robustness", show=False),
         Binding("v", "open_review", "Review question quality", id="app.review", show=False),
+        Binding("h", "open_runs", "Run history", id="app.runs", show=False),
     ]
 
     def __init__(
@@ -92,6 +94,7 @@ class QuiztuiApp(App[None]):
         bank: Bank | None = None,
         start_rejudge: Callable[[Quiz], AsyncIterator[VetEvent]] | None = None,
         lint: Callable[[Quiz], LintReport] | None = None,
+        runs: RunsSource | None = None,
     ) -> None:
         super().__init__()
         self.quiz = quiz
@@ -117,6 +120,7 @@ class QuiztuiApp(App[None]):
         self.start_review = start_review
         self.review_mode, self.review_low_score = review_mode, review_low_score
         self.review_screen: ReviewScreen | None = None
+        self.runs_source = runs  # the run history (``h``); None: unavailable
         self.requested_theme = theme_name
         self.vet_screen = VetScreen(
             quiz,
@@ -255,11 +259,22 @@ class QuiztuiApp(App[None]):
     def action_open_review(self) -> None:
         self.open_review()
 
+    def open_runs(self) -> None:
+        """Show the Runs screen (the store's history), read afresh each time it is opened."""
+        from quiztui.tui.screens.runs import RunsScreen
+
+        if not isinstance(self.screen, VetScreen):
+            return
+        self.push_screen(RunsScreen(self.runs_source))
+
+    def action_open_runs(self) -> None:
+        self.open_runs()
+
     def on_fragility_measured(self, message: FragilityMeasured) -> None:
         self.vet_screen.set_fragility(message.flags)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("open_grade", "open_robustness", "open_review"):
+        if action in ("open_grade", "open_robustness", "open_review", "open_runs"):
             return isinstance(self.screen, VetScreen)
         return True
 

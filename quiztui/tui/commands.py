@@ -77,4 +77,9 @@ class QuiztuiCommands(CommandList):
             "Grade a candidate answer against a reference, by LLM or offline (a)",
             app.open_grade,
         )
+        yield (
+            "View: run history",
+            "Past runs with counts and cost; open one, compare two judges (h)",
+            app.open_runs,
+        )
         yield from app_commands(app, "Quit quiztui (asks while a run is active)")

@@ -16,6 +16,7 @@ from quiztui.pipeline.events import (
     AssertionUnjudged,
     BatchFailed,
     BatchRetried,
+    ProviderBatchStatus,
     QuestionScored,
     RunFinished,
     RunStarted,
@@ -26,6 +27,7 @@ from quiztui.pipeline.events import (
 )
 
 IDLE, RUNNING, FINISHED, CANCELLED, FAILED = "idle", "running", "finished", "cancelled", "failed"
+STOPPED = "stopped"  # a vet run that reached its budget: the rest is not run, resumable
 
 
 @dataclass(slots=True)
@@ -62,6 +64,7 @@ class RunState:
         self.usage: UsageUpdated | None = None
         self.summary: RunSummary | None = None
         self.last_error: str | None = None
+        self.provider_batch: ProviderBatchStatus | None = None  # batch mode: the latest news
         self.total = sum(q.n for q in quiz.questions)
         self.started_at: float | None = None
         self.ended_at: float | None = None
@@ -142,6 +145,9 @@ class RunState:
                 self.stats_dirty = True
             case BatchFailed():
                 self.last_error = f"batch {event.batch_no} failed: {event.error}"
+                self.stats_dirty = True
+            case ProviderBatchStatus():
+                self.provider_batch = event
                 self.stats_dirty = True
             case RunFinished():
                 self.summary = event.summary

@@ -31,6 +31,7 @@ from quiztui.pipeline.events import (
     AssertionUnjudged,
     BatchFailed,
     BatchRetried,
+    ProviderBatchStatus,
     QuestionScored,
     RunStarted,
     UsageUpdated,
@@ -46,6 +47,7 @@ from quiztui.tui.state import (
     FINISHED,
     IDLE,
     RUNNING,
+    STOPPED,
     QuestionRecord,
     RunState,
 )
@@ -250,6 +252,8 @@ class VetScreen(Screen[None]):
                     judge_label=event.judge_label,
                     simulated=event.simulated,
                     calibration=event.calibration,
+                    estimate=event.estimate,
+                    budget=event.budget,
                 )
 
         await drain(self.start_run(), handle, lambda: token == self._run_token)
@@ -268,7 +272,15 @@ class VetScreen(Screen[None]):
         if event.state == WorkerState.SUCCESS:
             summary = self.state.summary
             status = summary.status if summary is not None else FINISHED
-            self._end_run(status if status in (FINISHED, CANCELLED, FAILED) else FINISHED)
+            self._end_run(status if status in (FINISHED, CANCELLED, FAILED, STOPPED) else FINISHED)
+            if summary is not None and summary.status == STOPPED:  # the budget was reached
+                self.notify(
+                    printable(summary.error or "budget reached"),
+                    title="Run stopped",
+                    severity="warning",
+                    markup=False,
+                    timeout=10,
+                )
             if summary is not None and summary.status == FAILED:
                 self.notify(
                     printable(summary.error or "the run failed"),
@@ -611,7 +623,7 @@ class VetScreen(Screen[None]):
                     if isinstance(event, VerdictReceived) and event.cached:
                         self._rejudge_cached += 1
                     self.state.apply(dataclasses.replace(event, seq=event.seq + offset))
-                case QuestionScored() | BatchRetried() | BatchFailed():
+                case QuestionScored() | BatchRetried() | BatchFailed() | ProviderBatchStatus():
                     self.state.apply(event)
                 case UsageUpdated():
                     self._rejudge_usage = event

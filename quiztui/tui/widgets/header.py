@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from quiztui.core.estimate import Estimate, usd
 from quiztui.tui.widgets.cells import one_line
 
 STATUS_STYLES = {
@@ -13,6 +14,7 @@ STATUS_STYLES = {
     "finished": "bold green",
     "cancelled": "bold yellow",
     "failed": "bold red",
+    "stopped": "bold yellow",
 }
 
 
@@ -37,6 +39,8 @@ class RunHeader(Static):
         self.simulated = simulated
         self.calibration = calibration
         self.status = "idle"
+        self.estimate: Estimate | None = None
+        self.budget: float | None = None
         super().__init__(self._text(), id=id)
 
     def set_run(
@@ -46,6 +50,8 @@ class RunHeader(Static):
         simulated: bool | None = None,
         calibration: str | None = None,
         status: str | None = None,
+        estimate: Estimate | None = None,
+        budget: float | None = None,
     ) -> None:
         if judge_label is not None:
             self.judge_label = judge_label
@@ -55,6 +61,8 @@ class RunHeader(Static):
             self.calibration = calibration
         if status is not None:
             self.status = status
+        if estimate is not None:  # a new run's estimate replaces the last one's, with its budget
+            self.estimate, self.budget = estimate, budget
         self.update(self._text())
 
     def _text(self) -> Text:
@@ -64,6 +72,10 @@ class RunHeader(Static):
         text.append(one_line(self.quiz_title), style="bold")
         text.append("  ")
         text.append(f"[{self.status}]", style=STATUS_STYLES.get(self.status, ""))
+        if self.estimate is not None:
+            text.append("  " + self.estimate.short(), style="dim")
+            if self.budget is not None:
+                text.append(f" · budget {usd(self.budget)}", style="dim")
         text.append("\n")
         if self.simulated:
             text.append(" SIMULATED ", style="bold reverse yellow")

@@ -7,7 +7,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import ProgressBar, Static
 
-from quiztui.tui.state import RunState
+from quiztui.core.estimate import usd
+from quiztui.tui.state import RUNNING, RunState
 from quiztui.tui.widgets.cells import elapsed_text, one_line
 
 
@@ -38,17 +39,28 @@ class RunStats(Vertical):
         done = state.done
         count = f"{done}/{total} assertions"
         usage = state.usage
-        parts = [
-            f"requests {usage.requests if usage else 0}",
+        parts = [f"requests {usage.requests if usage else 0}"]
+        if state.status == RUNNING and usage is not None and (usage.limit or usage.in_flight):
+            # Connections in use now, out of the provider's (adaptive) limit when it has one.
+            parts.append(f"conn {usage.in_flight}" + (f"/{usage.limit}" if usage.limit else ""))
+        parts += [
             f"retries {usage.retries if usage else 0}",
             f"tokens {usage.tokens_in if usage else 0:,} in"
             f" / {usage.tokens_out if usage else 0:,} out",
         ]
+        if usage is not None and usage.cost is not None:
+            parts.append(f"cost {usd(usage.cost)}")
         if usage is not None and usage.cached:
             parts.append(f"cached {usage.cached}")
         if state.unjudged:
             parts.append(f"unjudged {state.unjudged}")
         parts.append(f"elapsed {elapsed_text(state.elapsed)}")
+        if state.provider_batch is not None:  # batch mode: the provider's batch and its progress
+            b = state.provider_batch
+            parts.append(
+                f"{b.api} batch {b.batch_id} {b.status} {b.completed + b.failed}/{b.total}"
+                + (f" ({b.failed} failed)" if b.failed else "")
+            )
         line = " · ".join(parts)
         if state.last_error:
             line += f" · last: {state.last_error}"

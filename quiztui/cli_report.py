@@ -1,0 +1,83 @@
+"""``quiztui report RUN_ID``: the report of a stored vet run, in any report format, again.
+
+The run's summary is read back from the store (``summary_from_dict``), so a report can be made
+long after the run, in another format, with no judge and no network. When the quiz file the run
+judged is still where it was and unchanged (same content hash), the report also lists its
+not-judged items and its lint findings, as the report written at the end of ``quiztui vet`` does.
+
+Exit codes: 0 the report was written; 2 no such run, a run with no summary (it never finished a
+first pass), no run store, or an unwritable output file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from quiztui.config import Config
+from quiztui.errors import QuiztuiError
+from quiztui.report.writers import EXTENSIONS, FORMATS
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "report",
+        parents=[common],
+        help="export a stored vet run's report (md, json, csv, html, junit)",
+        description="Write the report of a stored vet run. Without --format the format follows"
+        " the -o extension ("
+        + ", ".join(f"{ext} → {fmt}" for ext, fmt in EXTENSIONS.items())
+        + "); otherwise Markdown.",
+        epilog="Exit codes: 0 written; 2 unknown run, run without a summary, or bad output path.",
+    )
+    p.add_argument("run_id", type=int, metavar="RUN_ID", help="the run's id (see `quiztui runs`)")
+    p.add_argument("--format", choices=tuple(FORMATS), help="report format (default: from -o)")
+    p.add_argument("-o", "--output", type=Path, help="write the report to this file")
+    p.add_argument("--db", type=Path, help="SQLite run store")
+
+
+def _extras(config: Config, record: Any) -> Any:
+    """Not-judged items and lint of the run's quiz, when its file is still there unchanged."""
+    from quiztui import cli_lint
+    from quiztui.formats import load_quiz
+    from quiztui.report.extras import ReportExtras
+
+    extras = ReportExtras(created_at=record.created_at)
+    if not record.quiz_path or not Path(record.quiz_path).is_file():
+        return extras
+    try:
+        quiz = load_quiz(record.quiz_path)
+    except QuiztuiError:
+        return extras  # the file changed into something unreadable: report the run alone
+    if quiz.content_hash() != record.quiz_hash:
+        return extras
+    return ReportExtras(
+        unjudged=quiz.unjudged,
+        lint=cli_lint.lint_report(config, quiz),
+        created_at=record.created_at,
+    )
+
+
+def cmd_report(config: Config, args: argparse.Namespace) -> int:
+    from quiztui.pipeline.vet import summary_from_dict
+    from quiztui.report.writers import format_for, render_report, write_report
+    from quiztui.store import Store
+
+    db = config.db_path()
+    if not Path(db).is_file():
+        raise QuiztuiError(f"{db}: no run store here (run `quiztui vet` first, or pass --db)")
+    with Store(db) as store:
+        record = store.get_run(args.run_id)  # StoreError (exit 2) names an unknown id
+    if record.summary is None:
+        raise QuiztuiError(
+            f"run {args.run_id} ({record.status}) has no summary to report: it never finished"
+            f" a first pass (resume it with `quiztui vet --resume {args.run_id}`)"
+        )
+    try:
+        summary = summary_from_dict(record.summary)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise QuiztuiError(f"run {args.run_id}: its stored summary is unreadable: {exc}") from None
+    fmt = format_for(args.output, args.format)
+    write_report(render_report(summary, fmt, _extras(config, record)), args.output)
+    return 0

@@ -1,0 +1,266 @@
+"""``quiztui runs``: the run history — list, show one run's report, compare two runs.
+
+``quiztui runs``                 a table of the newest runs (``--kind``, ``--quiz``, ``--limit``)
+``quiztui runs show ID``         the run's report (Markdown by default), as ``vet`` prints it
+``quiztui runs compare A B``     verdict agreement, Cohen's κ and the questions they disagree on
+``quiztui runs --tui``           the Runs screen on its own (``h`` in the vet app opens it too)
+
+Unknown ids and runs of different quiz versions are ``QuiztuiError`` (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from quiztui.config import Config
+from quiztui.core.compare import Comparison
+from quiztui.errors import QuiztuiError
+from quiztui.store.runs import RunListing
+
+DASH = "—"
+LIST_BADGES = ("good", "questionable", "poor")
+BADGE_ORDER = ("good", "questionable", "poor", "incomplete", "pending")
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    runs = sub.add_parser("runs", parents=[common], help="run history: list, show, compare")
+    runs.add_argument("--db", type=Path, help="SQLite run store")
+    runs.add_argument("--kind", choices=("vet", "calibrate", "panel"), help="only runs of a kind")
+    runs.add_argument("--quiz", type=Path, help="only runs of this quiz file (same content)")
+    runs.add_argument("--limit", type=int, default=50, help="newest N runs (default 50)")
+    runs.add_argument("--tui", action="store_true", help="open the Runs screen")
+    runs_sub = runs.add_subparsers(dest="runs_command")
+    # --db after the subcommand too; SUPPRESS keeps a --db given before it.
+    db = argparse.ArgumentParser(add_help=False)
+    db.add_argument("--db", type=Path, default=argparse.SUPPRESS, help="SQLite run store")
+    show = runs_sub.add_parser("show", parents=[common, db], help="print a stored run's report")
+    show.add_argument("run_id", type=int)
+    show.add_argument("--format", choices=("md", "json", "csv"), default="md")
+    compare = runs_sub.add_parser(
+        "compare", parents=[common, db], help="compare two runs of the same quiz"
+    )
+    compare.add_argument("run_a", type=int)
+    compare.add_argument("run_b", type=int)
+    compare.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def cmd_runs(config: Config, args: argparse.Namespace) -> int:
+    command = getattr(args, "runs_command", None)
+    if command == "show":
+        return cmd_show(config, args.run_id, args.format)
+    if command == "compare":
+        return cmd_compare(config, args.run_a, args.run_b, as_json=args.json)
+    if getattr(args, "tui", False):
+        return runs_tui(config)
+    return cmd_list(config, args)
+
+
+# -- list ---------------------------------------------------------------------------------------
+
+
+def when(timestamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(timestamp))
+
+
+def cost_text(cost: float | None) -> str:
+    return DASH if cost is None else f"${cost:.4f}" if cost < 1 else f"${cost:.2f}"
+
+
+def badge_triplet(listing: RunListing) -> str:
+    """good/questionable/poor from the stored summary; — for a run that stored none."""
+    if not listing.has_summary:
+        return DASH
+    return "/".join(str(listing.badge_counts.get(b, 0)) for b in LIST_BADGES)
+
+
+LIST_HEADER = (
+    f"{'id':>5}  {'date':<16}  {'kind':<9} {'status':<9} {'quiz':<24} {'judge':<40}"
+    f" {'questions':>9} {'good/quest/poor':>15} {'unjudged':>8} {'cost':>9}"
+)
+
+
+def listing_line(r: RunListing) -> str:
+    return (
+        f"{r.id:>5}  {when(r.created_at):<16}  {r.kind:<9} {r.status:<9}"
+        f" {_clip(r.quiz_title, 24):<24} {_clip(r.judge_label, 40):<40}"
+        f" {r.questions:>9} {badge_triplet(r):>15} {r.unjudged:>8} {cost_text(r.cost):>9}"
+    )
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split())  # quiz titles are untrusted: one line, no control characters
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def cmd_list(config: Config, args: argparse.Namespace) -> int:
+    from quiztui.store import Store
+
+    quiz_hash = None
+    if getattr(args, "quiz", None) is not None:
+        from quiztui.formats import load_quiz
+
+        quiz_hash = load_quiz(args.quiz).content_hash()
+    limit = getattr(args, "limit", 50)
+    if limit < 1:
+        raise QuiztuiError(f"--limit must be at least 1, got {limit}")
+    with Store(config.db_path()) as store:
+        listings = store.run_listings(limit, kind=getattr(args, "kind", None), quiz_hash=quiz_hash)
+        if not listings:
+            print(f"no runs stored in {config.db_path()}", file=sys.stderr)
+        else:
+            print(LIST_HEADER)
+            for listing in listings:
+                print(listing_line(listing))
+        from quiztui.cli_batch import print_pending
+
+        print_pending(store, sys.stdout)  # provider batches submitted and not yet collected
+    return 0
+
+
+# -- show ---------------------------------------------------------------------------------------
+
+
+def cmd_show(config: Config, run_id: int, fmt: str) -> int:
+    from quiztui.pipeline.history import load_run
+    from quiztui.report import render_report
+    from quiztui.store import Store
+
+    with Store(config.db_path()) as store:
+        loaded = load_run(store, run_id)
+    if loaded.note:
+        print(f"quiztui: {loaded.note}", file=sys.stderr)
+    sys.stdout.write(render_report(loaded.summary, fmt))
+    return 0
+
+
+# -- compare ------------------------------------------------------------------------------------
+
+
+def _num(value: float, digits: int = 3) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _verdict(value: bool | None) -> str:
+    return "unjudged" if value is None else "TRUE" if value else "FALSE"
+
+
+def _letter(index: int | None) -> str:
+    return DASH if index is None else chr(ord("A") + index) if index < 26 else str(index + 1)
+
+
+def comparison_text(c: Comparison, quiz_title: str) -> str:
+    """The comparison as a plain-text report (quiz text is untrusted: printed one line, literal)."""
+    lines = [
+        f"run {c.run_a} vs run {c.run_b} · {_clip(quiz_title, 60)}",
+        f"  A  run {c.run_a}: {_clip(c.judge_a, 100)}",
+        f"  B  run {c.run_b}: {_clip(c.judge_b, 100)}",
+        f"questions {c.questions} · assertions {c.assertions} · judged by both {c.both_judged}"
+        f" · left out (unjudged by either) {c.unjudged_pairs}",
+        f"verdict agreement {_num(c.agreement)} ({c.agreed}/{c.both_judged})"
+        f" · Cohen's kappa {_num(c.kappa)}"
+        f" · badge agreement {_num(c.badge_agreement)} ({c.badges_agreed}/{c.questions})",
+        f"  A TRUE/B TRUE {c.tt} · A TRUE/B FALSE {c.tf} · A FALSE/B TRUE {c.ft}"
+        f" · A FALSE/B FALSE {c.ff}",
+    ]
+    for name, counts in (("A", c.badge_counts_a), ("B", c.badge_counts_b)):
+        order = [b for b in BADGE_ORDER if b in counts] + sorted(set(counts) - set(BADGE_ORDER))
+        shown = " · ".join(f"{k} {counts[k]}" for k in order)
+        lines.append(f"  badges {name}: {shown or DASH}")
+    if c.only_in_a or c.only_in_b:
+        lines.append(
+            f"not compared: {len(c.only_in_a)} question(s) only in A, {len(c.only_in_b)} only in B"
+        )
+    lines.append(f"disagreements: {len(c.disagreements)} question(s)")
+    for d in c.disagreements:
+        lines.append(f"  {_clip(d.question_id, 20)}  {_clip(d.text, 90)}")
+        lines.append(
+            f"      key {_letter(d.key)} · badge {d.badge_a} / {d.badge_b}"
+            f" · suggested {_letter(d.suggested_a)} / {_letter(d.suggested_b)}"
+        )
+        for i, option in enumerate(d.options):
+            mark = "  ≠" if i in d.differing_options else ""
+            lines.append(
+                f"      {_letter(i)} {_clip(option, 30):<30} A {_verdict(d.verdicts_a[i]):<8}"
+                f" B {_verdict(d.verdicts_b[i]):<8}{mark}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def comparison_dict(c: Comparison) -> dict[str, Any]:
+    def num(value: float) -> float | None:
+        return None if math.isnan(value) else value
+
+    return {
+        "run_a": c.run_a,
+        "run_b": c.run_b,
+        "judge_a": c.judge_a,
+        "judge_b": c.judge_b,
+        "questions": c.questions,
+        "assertions": c.assertions,
+        "both_judged": c.both_judged,
+        "agreed": c.agreed,
+        "agreement": num(c.agreement),
+        "kappa": num(c.kappa),
+        "confusion": {"tt": c.tt, "tf": c.tf, "ft": c.ft, "ff": c.ff},
+        "badges_agreed": c.badges_agreed,
+        "badge_agreement": num(c.badge_agreement),
+        "badge_counts_a": c.badge_counts_a,
+        "badge_counts_b": c.badge_counts_b,
+        "only_in_a": list(c.only_in_a),
+        "only_in_b": list(c.only_in_b),
+        "disagreements": [
+            {
+                "question_id": d.question_id,
+                "text": d.text,
+                "options": list(d.options),
+                "key": d.key,
+                "badge_a": d.badge_a,
+                "badge_b": d.badge_b,
+                "suggested_a": d.suggested_a,
+                "suggested_b": d.suggested_b,
+                "verdicts_a": list(d.verdicts_a),
+                "verdicts_b": list(d.verdicts_b),
+                "differing_options": list(d.differing_options),
+            }
+            for d in c.disagreements
+        ],
+    }
+
+
+def cmd_compare(config: Config, run_a: int, run_b: int, *, as_json: bool = False) -> int:
+    from quiztui.pipeline.history import compare_stored
+    from quiztui.store import Store
+
+    with Store(config.db_path()) as store:
+        result = compare_stored(store, run_a, run_b)
+    for loaded in (result.a, result.b):
+        if loaded.note:
+            print(f"quiztui: {loaded.note}", file=sys.stderr)
+    if as_json:
+        print(json.dumps(comparison_dict(result.comparison), indent=2))
+    else:
+        sys.stdout.write(comparison_text(result.comparison, result.a.record.quiz_title))
+    return 0
+
+
+# -- TUI ----------------------------------------------------------------------------------------
+
+
+def runs_tui(config: Config) -> int:
+    from quiztui.pipeline.history import StoreHistory
+    from quiztui.tui.grade_app import GradeApp
+    from quiztui.tui.screens.runs import RunsScreen
+
+    home = RunsScreen(StoreHistory(config.db_path()))
+    GradeApp(home, theme_name=config.ui.theme, title="quiztui runs").run()
+    return 0
+
+
+__all__ = ["add_parser", "cmd_runs", "comparison_dict", "comparison_text"]

@@ -1,0 +1,204 @@
+"""Past vet runs read back from the store: open one as a ``RunSummary``, compare two.
+
+A finished (or failed) run stored its summary, which :func:`summary_from_dict` reads back as it
+was. A cancelled run, or one still running (or killed), stored no summary: its questions and
+verdicts are in the store, so the summary is rebuilt from them, each question scored with the
+run's own TPR/TNR and prior (kept in its params) by the same ``score_question`` the run uses.
+Questions with options not yet judged stay *pending*; nothing is invented.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from quiztui.core.bayes import DEFAULT_PRIOR, JudgeAccuracy
+from quiztui.core.compare import Comparison, QuizMismatch, RunSide, compare_runs
+from quiztui.core.kscore import Badge
+from quiztui.core.quiz import Question
+from quiztui.errors import QuiztuiError, StoreError
+from quiztui.pipeline.events import QuestionSummary, RunSummary
+from quiztui.pipeline.scoring import score_question
+from quiztui.pipeline.vet import summary_from_dict
+from quiztui.store.runs import RunListing, RunRecord, Store
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedRun:
+    record: RunRecord
+    summary: RunSummary
+    note: str  # "" for a stored summary; why and how it was rebuilt otherwise
+    seqs: dict[tuple[str, int], int]  # (question id, option index) → the assertion's seq
+
+    @property
+    def rebuilt(self) -> bool:
+        return bool(self.note)
+
+
+def _record(store: Store, run_id: int) -> RunRecord:
+    try:
+        return store.get_run(run_id)
+    except StoreError:
+        raise QuiztuiError(
+            f"no run with id {run_id} in {store.path} (quiztui runs lists them)"
+        ) from None
+
+
+def load_run(store: Store, run_id: int) -> LoadedRun:
+    """Run ``run_id`` as a summary; a ``QuiztuiError`` for an unknown id."""
+    record = _record(store, run_id)
+    seqs = {(qid, opt): seq for seq, qid, opt, _, _ in store.run_order(run_id)}
+    if record.summary is not None:
+        return LoadedRun(record, summary_from_dict(record.summary), "", seqs)
+    why = "cancelled" if record.status == "cancelled" else f"{record.status}, never finished"
+    summary = rebuild_summary(store, record)
+    note = f"run {run_id} was {why}: rebuilt from the verdicts stored so far"
+    return LoadedRun(record, summary, note, seqs)
+
+
+def rebuild_summary(store: Store, record: RunRecord) -> RunSummary:
+    """A summary from the stored questions and verdicts of a run that stored none."""
+    params = record.params
+    accuracy = JudgeAccuracy(
+        tpr=float(params.get("tpr", JudgeAccuracy().tpr)),
+        tnr=float(params.get("tnr", JudgeAccuracy().tnr)),
+    )
+    prior = float(params.get("prior", DEFAULT_PRIOR))
+    verdicts = store.verdicts(record.id)
+    by_option: dict[tuple[str, int], int] = {
+        (qid, opt): seq for seq, qid, opt, _, _ in store.run_order(record.id)
+    }
+    questions: list[QuestionSummary] = []
+    counts: dict[str, int] = {}
+    judged = unjudged = 0
+    for qid, text, options, key in store.run_questions(record.id):
+        stored = [verdicts.get(by_option.get((qid, i), -1)) for i in range(len(options))]
+        said = tuple(None if s is None else s.verdict for s in stored)
+        gave_up = sum(1 for s in stored if s is not None and s.verdict is None)
+        pending = sum(1 for s in stored if s is None)
+        judged += sum(v is not None for v in said)
+        unjudged += gave_up
+        question = Question(id=qid, text=text, options=options, key=key)
+        sc = score_question(
+            question, said, accuracy, prior=prior, unjudged=gave_up, pending=pending
+        )
+        counts[sc.badge.value] = counts.get(sc.badge.value, 0) + 1
+        questions.append(
+            QuestionSummary(
+                question_id=qid,
+                text=text,
+                options=options,
+                key=key,
+                k=sc.k,
+                badge=sc.badge,
+                confidence=sc.confidence,
+                suggested_option=sc.suggested_option,
+                suggested_p=sc.suggested_p,
+                verdicts=said,
+                reasons=tuple(
+                    ""
+                    if s is None
+                    else (s.reason if s.verdict is not None else s.unjudged_reason or "")
+                    for s in stored
+                ),
+                p_true=tuple(None if s is None else s.p_true for s in stored),
+                interval=sc.interval,
+            )
+        )
+    usage = store.usage(record.id)
+    return RunSummary(
+        run_id=record.id,
+        status=record.status,
+        quiz_title=record.quiz_title,
+        quiz_path=record.quiz_path,
+        judge_label=record.judge_label,
+        simulated=record.simulated,
+        calibration=str(params.get("calibration", "uncalibrated")),
+        seed=record.seed,
+        batch_size=record.batch_size,
+        tpr=accuracy.tpr,
+        tnr=accuracy.tnr,
+        prior=prior,
+        questions=tuple(questions),
+        badge_counts=counts,
+        requests=usage["requests"],
+        retries=usage["retries"],
+        tokens_in=usage["tokens_in"],
+        tokens_out=usage["tokens_out"],
+        judged=judged,
+        unjudged=unjudged,
+        not_run=len(by_option) - judged - unjudged,
+    )
+
+
+def pending_questions(summary: RunSummary) -> int:
+    return sum(1 for q in summary.questions if q.badge == Badge.PENDING)
+
+
+def side(loaded: LoadedRun) -> RunSide:
+    return RunSide(
+        run_id=loaded.record.id,
+        judge_label=loaded.record.judge_label,
+        quiz_hash=loaded.record.quiz_hash,
+        questions=loaded.summary.questions,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RunComparison:
+    """Two loaded runs and their comparison (the TUI shows both sides' reasons too)."""
+
+    a: LoadedRun
+    b: LoadedRun
+    comparison: Comparison
+
+
+def compare_stored(store: Store, run_a: int, run_b: int) -> RunComparison:
+    """Compare two stored runs; a ``QuiztuiError`` for unknown ids or different quiz versions."""
+    if run_a == run_b:
+        raise QuiztuiError(f"run {run_a} compared with itself: give two different run ids")
+    a, b = load_run(store, run_a), load_run(store, run_b)
+    try:
+        return RunComparison(a, b, compare_runs(side(a), side(b)))
+    except QuizMismatch as exc:
+        raise QuiztuiError(
+            f"{exc} (run {run_a}: '{a.record.quiz_title}', run {run_b}: '{b.record.quiz_title}')"
+        ) from None
+
+
+class StoreHistory:
+    """The run history of one store file for the Runs screen: every call opens its own
+    connection, so it is safe in a worker thread while a vet run writes to the same file (WAL)."""
+
+    def __init__(self, path: Path | str, *, limit: int = 200) -> None:
+        self.path = Path(path)
+        self.limit = limit
+
+    def _with_store(self, read: Callable[[Store], _T]) -> _T:
+        with Store(self.path) as store:
+            return read(store)
+
+    def list_runs(self) -> list[RunListing]:
+        """The newest ``limit`` runs (capped: a screen of history, not the whole file)."""
+        return self._with_store(lambda s: s.run_listings(self.limit))
+
+    def open_run(self, run_id: int) -> LoadedRun:
+        return self._with_store(lambda s: load_run(s, run_id))
+
+    def compare(self, run_a: int, run_b: int) -> RunComparison:
+        return self._with_store(lambda s: compare_stored(s, run_a, run_b))
+
+
+__all__ = [
+    "LoadedRun",
+    "RunComparison",
+    "StoreHistory",
+    "compare_stored",
+    "load_run",
+    "pending_questions",
+    "rebuild_summary",
+]

@@ -1,0 +1,257 @@
+"""What the HTTP providers share: one client, the adaptive limiter, the retry loop, SSE reading.
+
+OpenAI-compatible, Anthropic and Gemini differ in request and reply shapes, error bodies and
+rate-limit hints; everything else is here once. A subclass implements :meth:`HTTPProvider._attempt`
+(one request, raising :class:`Retryable` for what retrying can fix, :class:`RequestFailed` for what
+it cannot and :class:`StreamInterrupted` when a stream breaks after text arrived) and may refine
+the error message and retry-delay hooks. :meth:`HTTPProvider.complete` does the rest: a limiter slot
+per attempt (``usage.in_flight`` counts requests on the wire, not ones sleeping before a retry),
+backoff with jitter or the server's hint, a cut in the concurrency limit on rate limits,
+``on_retry`` notices and usage accounting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+import httpx
+
+from quiztui.providers.base import (
+    ChatRequest,
+    ChatResult,
+    OnLogprobs,
+    OnRetry,
+    OnText,
+    RequestFailed,
+    RetryNotice,
+    StreamInterrupted,
+    Usage,
+)
+from quiztui.providers.limiter import AdaptiveLimiter
+from quiztui.providers.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
+
+TRANSIENT = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+
+
+class Retryable(Exception):
+    """A failure that another attempt may fix; ``retry_after`` is the server's hint in seconds.
+
+    ``rate_limited`` marks the server saying "too many" (429, 529, RESOURCE_EXHAUSTED): the
+    limiter cuts the concurrency limit on those, not on a 500 or a dropped connection.
+    """
+
+    def __init__(
+        self, error: str, retry_after: float | None = None, *, rate_limited: bool = False
+    ) -> None:
+        super().__init__(error)
+        self.error = error
+        self.retry_after = retry_after
+        self.rate_limited = rate_limited
+
+
+async def sse_data(response: httpx.Response) -> AsyncIterator[str]:
+    """The ``data:`` payloads of a server-sent-event stream (cheaper than ``aiter_lines``).
+
+    ``event:`` lines are skipped: every provider repeats the event type inside the JSON. A CR of
+    CRLF line ends (Gemini) goes with the ``strip``.
+    """
+    buffer = ""
+    async for text in response.aiter_text():
+        buffer += text
+        if "\n" not in buffer:
+            continue
+        *lines, buffer = buffer.split("\n")
+        for line in lines:
+            if line.startswith("data:"):
+                yield line[5:].strip()
+    if buffer.startswith("data:"):
+        yield buffer[5:].strip()
+
+
+def key_from_env(variable: str | None) -> str | None:
+    """The API key in ``variable`` (None when unset); the value goes into a header, nowhere else."""
+    return os.environ.get(variable) if variable else None
+
+
+class HTTPProvider:
+    """Base of the providers that speak HTTP with httpx (see the module docstring)."""
+
+    name = "http"
+    simulated = False
+    # Statuses another attempt may fix, and those among them that mean "slow down".
+    retryable_status: frozenset[int] = RETRYABLE_STATUS
+    rate_limit_status: frozenset[int] = frozenset({429})
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        headers: Mapping[str, str],
+        concurrency: int = 16,
+        timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
+        stream: bool = True,
+        adaptive: bool = True,
+        quiet_seconds: float = 30.0,
+        clock: Callable[[], float] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.stream = stream
+        self.retry = retry or RetryPolicy()
+        self.usage = Usage()
+        concurrency = max(1, concurrency)
+        self.limiter = AdaptiveLimiter(
+            concurrency,
+            adaptive=adaptive,
+            quiet_seconds=quiet_seconds,
+            clock=clock or time.monotonic,
+            usage=self.usage,
+        )
+        self._rng = random.Random()
+        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url,
+            headers={"Content-Type": "application/json", **headers},
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            limits=limits,
+            transport=transport,
+        )
+
+    @property
+    def label(self) -> str:
+        return f"{self.model} @ {self.base_url}"
+
+    # -- the retry loop --------------------------------------------------------------------
+
+    async def complete(
+        self,
+        request: ChatRequest,
+        *,
+        on_text: OnText | None = None,
+        on_retry: OnRetry | None = None,
+        on_logprobs: OnLogprobs | None = None,
+    ) -> ChatResult:
+        stream = self.stream and on_text is not None
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                async with self.limiter.slot() as slot:
+                    self.usage.requests += 1
+                    try:
+                        result = await self._attempt(request, stream, on_text, on_logprobs)
+                    except Retryable as exc:
+                        if exc.rate_limited:
+                            self.limiter.rate_limited(slot)
+                        raise
+            except RequestFailed as exc:
+                note = self._fallback(request, exc)
+                if note is None or attempt > self.retry.max_retries:
+                    raise
+                self.usage.retries += 1
+                if on_retry is not None:
+                    on_retry(RetryNotice(attempt, note, 0.0))
+                continue
+            except Retryable as exc:
+                kind = exc.error.split(":")[0]
+                self.usage.errors[kind] = self.usage.errors.get(kind, 0) + 1
+                if attempt > self.retry.max_retries:
+                    raise RequestFailed(f"{exc.error} (gave up after {attempt} attempts)") from None
+                delay = self.retry.delay(attempt, exc.retry_after, self._rng)
+                self.usage.retries += 1
+                if on_retry is not None:
+                    on_retry(RetryNotice(attempt, exc.error, delay))
+                await asyncio.sleep(delay)
+                continue
+            if not stream:
+                if on_logprobs is not None and result.logprobs:
+                    on_logprobs(result.logprobs)
+                if on_text is not None and result.text:
+                    on_text(result.text)
+            result.attempts = attempt
+            self.usage.tokens_in += result.tokens_in
+            self.usage.tokens_out += result.tokens_out
+            return result
+
+    # -- hooks -----------------------------------------------------------------------------
+
+    async def _attempt(
+        self,
+        request: ChatRequest,
+        stream: bool,
+        on_text: OnText | None,
+        on_logprobs: OnLogprobs | None,
+    ) -> ChatResult:
+        """One request. Streaming passes each text delta to ``on_text`` as it arrives."""
+        raise NotImplementedError
+
+    def _fallback(self, request: ChatRequest, exc: RequestFailed) -> str | None:
+        """A note to retry at once after ``exc`` with changed settings, or None to give up."""
+        return None
+
+    def _error_message(self, body: Any) -> str | None:
+        """The human message inside an error body (all three nest it as ``error.message``)."""
+        error = body.get("error") if isinstance(body, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        return str(message) if message else None
+
+    def _retry_after(self, response: httpx.Response, body: Any) -> float | None:
+        """Seconds the server asks to wait before retrying (the ``Retry-After`` header here)."""
+        return parse_retry_after(response.headers.get("retry-after"))
+
+    def _auth_failure(self, response: httpx.Response, body: Any) -> bool:
+        """Whether a non-401/403 error means the key was refused (Gemini answers 400 to a bad key)."""
+        return False
+
+    # -- helpers for subclasses ------------------------------------------------------------
+
+    def _check_status(self, response: httpx.Response) -> None:
+        """Raise for an error status: :class:`Retryable` or :class:`RequestFailed`."""
+        status = response.status_code
+        if status < 400:
+            return
+        try:
+            body: Any = response.json()
+        except ValueError:
+            body = None
+        message = self._error_message(body)
+        detail = f"HTTP {status}: {message[:200]}" if message else f"HTTP {status}"
+        if status in self.retryable_status:
+            raise Retryable(
+                detail,
+                self._retry_after(response, body),
+                rate_limited=status in self.rate_limit_status,
+            )
+        if self._auth_failure(response, body):
+            raise RequestFailed(f"{detail} (the API key was refused)", status=401, retryable=False)
+        raise RequestFailed(detail, status=status, retryable=False)
+
+    async def _post_json(self, path: str, body: dict[str, Any]) -> Any:
+        """POST and return the decoded JSON reply; transport errors and garbage are retryable."""
+        try:
+            response = await self._client.post(path, json=body)
+        except TRANSIENT as exc:
+            raise Retryable(type(exc).__name__) from None
+        self._check_status(response)
+        try:
+            return response.json()
+        except ValueError:
+            raise Retryable("malformed response body") from None
+
+    @staticmethod
+    def _broken(message: str, parts: list[str], *, rate_limited: bool = False) -> Exception:
+        """The error for a stream that broke: keep the text if any came, else try again."""
+        if parts:
+            return StreamInterrupted(message, "".join(parts))
+        return Retryable(message, rate_limited=rate_limited)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

@@ -1,0 +1,145 @@
+"""The OpenAI Batch API: upload a JSONL file, create a batch, poll it, download its files.
+
+Wire format: ``POST /files`` (multipart, ``purpose=batch``) with one line per request,
+``{"custom_id", "method": "POST", "url": "/v1/chat/completions", "body"}``; ``POST /batches``
+with ``input_file_id``, ``endpoint`` and ``completion_window: "24h"``; ``GET /batches/{id}``
+until ``status`` is terminal (completed, failed, expired, cancelled); then
+``GET /files/{id}/content`` of ``output_file_id`` (lines with ``response.body`` a chat
+completion) and ``error_file_id`` (lines with ``error`` or a non-200 ``response``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from quiztui.core.provider_batch import BatchItemResult, BatchPoll
+from quiztui.providers.base import ChatRequest, RequestFailed
+from quiztui.providers.batch import BatchHTTP, as_dict, as_int, jsonl_objects
+from quiztui.providers.retry import RetryPolicy
+
+ENDPOINT = "/v1/chat/completions"
+_ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
+
+
+class OpenAIBatchBackend:
+    api = "openai"
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None,
+        timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = BatchHTTP(
+            self.base_url, headers, timeout=timeout, retry=retry, transport=transport
+        )
+
+    def body(self, request: ChatRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": r, "content": c} for r, c in request.messages],
+            "temperature": request.temperature,
+        }
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        return body
+
+    async def submit(self, items: Sequence[tuple[str, dict[str, Any]]]) -> BatchPoll:
+        lines = [
+            json.dumps({"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": body})
+            for cid, body in items
+        ]
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        uploaded = await self._http.json(
+            "POST",
+            "/files",
+            data={"purpose": "batch"},
+            files={"file": ("quiztui-batch.jsonl", data, "application/jsonl")},
+        )
+        file_id = uploaded.get("id")
+        if not isinstance(file_id, str):
+            raise RequestFailed("malformed reply to POST /files: no file id", retryable=False)
+        created = await self._http.json(
+            "POST",
+            "/batches",
+            json={"input_file_id": file_id, "endpoint": ENDPOINT, "completion_window": "24h"},
+        )
+        return _parse_batch(created)
+
+    async def poll(self, batch_id: str) -> BatchPoll:
+        return _parse_batch(await self._http.json("GET", f"/batches/{batch_id}"))
+
+    async def results(self, poll: BatchPoll) -> list[BatchItemResult]:
+        out: list[BatchItemResult] = []
+        for file_id in poll.handle:
+            if file_id:
+                response = await self._http.request("GET", f"/files/{file_id}/content")
+                out += [_parse_line(obj) for obj in jsonl_objects(response.text)]
+        return [r for r in out if r.custom_id]
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
+def _parse_batch(data: dict[str, Any]) -> BatchPoll:
+    status = str(data.get("status") or "unknown")
+    counts = as_dict(data.get("request_counts"))
+    error = None
+    if status == "failed":
+        errors = as_dict(data.get("errors")).get("data") or []
+        messages = [str(e.get("message")) for e in errors if isinstance(e, dict)]
+        error = "batch failed: " + ("; ".join(messages[:3]) or "no reason given")
+    elif status in ("expired", "cancelled"):
+        error = f"batch {status} before this request was processed"
+    return BatchPoll(
+        batch_id=str(data.get("id") or ""),
+        status=status,
+        ended=status in _ENDED,
+        total=as_int(counts.get("total")),
+        completed=as_int(counts.get("completed")),
+        failed=as_int(counts.get("failed")),
+        error=error,
+        handle=(data.get("output_file_id"), data.get("error_file_id")),
+    )
+
+
+def _parse_line(obj: dict[str, Any]) -> BatchItemResult:
+    """One line of the output or error file."""
+    cid = str(obj.get("custom_id") or "")
+    error = as_dict(obj.get("error"))
+    if error:
+        code = error.get("code")
+        message = str(error.get("message") or "no message")
+        return BatchItemResult(cid, error=f"{message} ({code})" if code else message)
+    if not isinstance(obj.get("response"), dict):
+        return BatchItemResult(cid, error="no response in the batch output")
+    response = as_dict(obj.get("response"))
+    body = as_dict(response.get("body"))
+    status = as_int(response.get("status_code"))
+    if status != 200:
+        detail = as_dict(body.get("error")).get("message")
+        return BatchItemResult(cid, error=f"HTTP {status}" + (f": {detail}" if detail else ""))
+    try:
+        choice = body["choices"][0]
+        text = choice["message"].get("content") or ""
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return BatchItemResult(cid, error="malformed chat completion in the batch output")
+    usage = as_dict(body.get("usage"))
+    return BatchItemResult(
+        cid,
+        text=str(text),
+        tokens_in=as_int(usage.get("prompt_tokens")),
+        tokens_out=as_int(usage.get("completion_tokens")),
+        finish_reason=choice.get("finish_reason"),
+    )

@@ -1,0 +1,496 @@
+"""The Runs screen: past runs from the store; open one read-only; mark two and compare them.
+
+The screen reads nothing itself: a :class:`RunsSource` (``pipeline.history.StoreHistory`` in the
+app) lists runs, opens one as a summary and compares two. Each call runs in a worker thread (a
+store read can take a moment on a large file) and its result is shown when it returns; a
+``QuiztuiError`` (an unknown run, runs of different quizzes) becomes a toast.
+
+Keys: ``enter`` opens the highlighted run (:class:`RunScreen`: its questions with badges,
+confidence, verdicts and suggested option; ``enter`` there opens a question), ``space`` marks a
+run, ``c`` compares the two marked runs (or the marked one with the highlighted one) on the
+comparison screen (:mod:`quiztui.tui.screens.compare`), ``r`` reloads, ``escape`` goes back.
+Quiz text and model replies are shown as ``Text``, never parsed as markup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+from textual.widgets.data_table import ColumnKey
+
+from quiztui.core.quiz import Question
+from quiztui.errors import QuiztuiError
+from quiztui.pipeline.events import QuestionScored
+from quiztui.tui.screens.detail import QuestionDetailScreen
+from quiztui.tui.state import AssertionRecord, QuestionRecord
+from quiztui.tui.widgets.cells import BADGE_STYLES, DASH, Cell, cell, one_line
+from quiztui.tui.widgets.header import STATUS_STYLES
+from quiztui.tui.widgets.tables import ColumnSpec, NavTable, QuestionsTable
+
+if TYPE_CHECKING:
+    from quiztui.pipeline.history import LoadedRun, RunComparison
+    from quiztui.store.runs import RunListing
+
+
+class RunsSource(Protocol):
+    """Where the Runs screen reads the history (``pipeline.history.StoreHistory``)."""
+
+    def list_runs(self) -> Sequence[RunListing]: ...
+    def open_run(self, run_id: int) -> LoadedRun: ...
+    def compare(self, run_a: int, run_b: int) -> RunComparison: ...
+
+
+def when(timestamp: float, fmt: str = "%m-%d %H:%M") -> str:
+    return time.strftime(fmt, time.localtime(timestamp))
+
+
+def cost_text(cost: float | None) -> str:
+    return DASH if cost is None else f"${cost:.4f}" if cost < 1 else f"${cost:.2f}"
+
+
+def judge_cell(simulated: bool, model: str) -> Cell:
+    """The judge's model; a simulated judge is marked SIM (its model names its TPR/TNR)."""
+    if not simulated:
+        return cell(model)
+    out = cell("SIM ", "bold yellow")
+    out.append(one_line(model.removeprefix("simulated-")))
+    return out
+
+
+def judge_text(text: Text, simulated: bool, label: str) -> None:
+    """Append a judge's label; a simulated judge's SIMULATED stands out (added if missing)."""
+    label = one_line(label)
+    if simulated:
+        text.append("SIMULATED", style="bold yellow")
+        label = label.removeprefix("SIMULATED")
+        if not label.startswith(" "):
+            text.append(" ")
+    text.append(label)
+
+
+BADGE_ORDER = ("good", "questionable", "poor", "incomplete", "pending")
+
+
+def badge_counts(text: Text, counts: dict[str, int]) -> None:
+    """Append "good 4 · questionable 3 · …" (badges with a count, in severity order)."""
+    for name in (*BADGE_ORDER, *sorted(set(counts) - set(BADGE_ORDER))):
+        if counts.get(name):
+            text.append(f"{name} {counts[name]}", style=BADGE_STYLES.get(name, ""))
+            text.append(" · ")
+
+
+def badge_counts_text(counts: dict[str, int], has_summary: bool) -> str:
+    if not has_summary:
+        return DASH
+    return "/".join(str(counts.get(b, 0)) for b in ("good", "questionable", "poor"))
+
+
+class RunTable(NavTable):
+    """One row per stored run, newest first; a ● in the id column marks a run to compare."""
+
+    COLUMNS: ClassVar[Sequence[ColumnSpec]] = (
+        ColumnSpec("id", "  id", 5),
+        ColumnSpec("date", "date", 11),
+        ColumnSpec("status", "status", 9),
+        ColumnSpec("quiz", "quiz", 6, flex=1),
+        ColumnSpec("judge", "judge", 6, flex=1),
+        ColumnSpec("questions", " qs", 3),
+        ColumnSpec("badges", "g/q/p", 8),
+        ColumnSpec("unjudged", "unj", 4),
+        ColumnSpec("cost", "cost", 7),
+    )
+
+    WIDE: ClassVar[int] = 100  # narrower, the date column folds away (the panel below shows it)
+    DATE_WIDTH: ClassVar[int] = 11
+
+    def fit_columns(self, width: int) -> None:
+        """As NavTable's, but below ``WIDE`` columns the date column gets no width and its
+        share goes to the quiz and judge columns (80 columns would leave them 6 each)."""
+        narrow = width < self.WIDE
+        date = self.columns.get(ColumnKey("date"))
+        if date is not None and date.width != (0 if narrow else self.DATE_WIDTH):
+            date.width = 0 if narrow else self.DATE_WIDTH
+            self._require_update_dimensions = True
+            self._clear_caches()
+            self.refresh()
+        # The parent counts the date column at its full width; give that width back.
+        super().fit_columns(width + (self.DATE_WIDTH if narrow else 0))
+
+    @staticmethod
+    def row_cells(r: RunListing, marked: bool) -> list[Cell]:
+        mark = cell("● " if marked else "  ", "bold")
+        mark.append(f"{r.id:>3}")
+        status = r.status if r.kind == "vet" else f"{r.kind[:5]}/{r.status}"
+        return [
+            mark,
+            cell(when(r.created_at)),
+            cell(status, STATUS_STYLES.get(r.status, "")),
+            cell(r.quiz_title),
+            judge_cell(r.simulated, r.model),
+            cell(f"{r.questions:>3}"),
+            cell(f"{badge_counts_text(r.badge_counts, r.has_summary):>8}"),
+            cell(f"{r.unjudged:>4}", "bold magenta" if r.unjudged else "dim"),
+            cell(f"{cost_text(r.cost):>7}"),
+        ]
+
+
+def listing_text(r: RunListing) -> Text:
+    """The highlighted run in full (the table clips quiz and judge at 80 columns)."""
+    text = Text(end="")
+    text.append(f"run {r.id}", style="bold")
+    text.append(f" · {r.kind} · ")
+    text.append(r.status, style=STATUS_STYLES.get(r.status, ""))
+    ended = f" → {when(r.finished_at, '%H:%M')}" if r.finished_at else ""
+    text.append(f" · {when(r.created_at, '%Y-%m-%d %H:%M')}{ended} · ")
+    text.append(one_line(r.quiz_title), style="bold")
+    if r.quiz_path:
+        text.append(f" ({one_line(r.quiz_path)})", style="dim")
+    text.append("\njudge ")
+    judge_text(text, r.simulated, r.judge_label)
+    text.append(f" · quiz hash {r.quiz_hash[:12]}", style="dim")
+    text.append("\n")
+    if r.has_summary:
+        badge_counts(text, r.badge_counts)
+    else:
+        text.append("no stored summary (rebuilt from its verdicts when opened) · ", style="dim")
+    text.append(f"{r.judged}/{r.assertions} judged · {r.unjudged} unjudged")
+    text.append(f" · cost {cost_text(r.cost)}")
+    return text
+
+
+class RunsScreen(Screen[None]):
+    """The run history of one store; see the module docstring for the keys."""
+
+    BUSY_LABEL = "Loading"
+    DEFAULT_CSS = """
+    RunsScreen { layout: vertical; }
+    #runs-bar { height: 1; background: $boost; padding: 0 1; }
+    #runs-table { height: 1fr; min-height: 4; }
+    #runs-detail {
+        height: 4; border-top: solid $primary; padding: 0 1;
+        text-wrap: nowrap; text-overflow: ellipsis;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("space", "toggle_mark", "Mark", id="runs.mark", tooltip="mark a run to compare"),
+        Binding("c", "compare", "Compare", id="runs.compare", tooltip="compare two marked runs"),
+        Binding("r", "reload", "Reload", id="runs.reload"),
+        Binding("escape", "close", "Back", id="runs.close"),
+    ]
+
+    def __init__(self, source: RunsSource | None) -> None:
+        super().__init__(id="runs")
+        self.source = source
+        self.listings: list[RunListing] = []
+        self.marked: list[int] = []  # run ids, at most two, in the order they were marked
+        self.loaded = False
+
+    @property
+    def running(self) -> bool:  # what GradeApp asks before quitting: nothing to lose here
+        return False
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="runs-bar")
+        yield RunTable(id="runs-table")
+        yield Static("", id="runs-detail")
+        yield Footer()
+
+    @property
+    def table(self) -> RunTable:
+        return self.query_one("#runs-table", RunTable)
+
+    def on_mount(self) -> None:
+        self.table.focus()
+        self._bar("loading the run history…")
+        self.action_reload()
+
+    def _bar(self, message: str) -> None:
+        self.query_one("#runs-bar", Static).update(Text(message, style="bold"))
+
+    # -- loading ----------------------------------------------------------------------------------
+
+    def action_reload(self) -> None:
+        if self.source is None:
+            self._bar("Run history unavailable: no run store is wired to this app")
+            return
+        self._load()
+
+    @work(exclusive=True, exit_on_error=False, group="runs-load")
+    async def _load(self) -> None:
+        assert self.source is not None
+        try:
+            listings = await asyncio.to_thread(self.source.list_runs)
+        except QuiztuiError as exc:
+            self._bar(f"Run history unavailable: {exc}")
+            return
+        self.show(list(listings))
+
+    def show(self, listings: list[RunListing]) -> None:
+        self.listings = listings
+        self.loaded = True
+        ids = {r.id for r in listings}
+        self.marked = [i for i in self.marked if i in ids]
+        table = self.table
+        keep = table.cursor_row_key
+        table.clear()
+        for r in listings:
+            table.add_row(*RunTable.row_cells(r, r.id in self.marked), key=str(r.id))
+        if keep is not None and keep in table.rows:
+            table.move_cursor(row=table.get_row_index(keep), animate=False)
+        self._refresh_bar()
+        self._refresh_detail()
+
+    def _refresh_bar(self) -> None:
+        n = len(self.listings)
+        text = Text(end="")
+        text.append(f"Runs · {n} shown, newest first", style="bold")
+        if self.marked:
+            text.append(" · marked " + ", ".join(str(i) for i in self.marked))
+            if len(self.marked) == 2:
+                text.append(" · c compares them", style="dim")
+        elif n:
+            text.append(" · enter open · space mark two · c compare", style="dim")
+        else:
+            text.append(" · no runs stored yet (vet a quiz first)", style="dim")
+        self.query_one("#runs-bar", Static).update(text)
+
+    def _refresh_detail(self) -> None:
+        current = self.current
+        detail = self.query_one("#runs-detail", Static)
+        detail.update(listing_text(current) if current is not None else Text(""))
+
+    @property
+    def current(self) -> RunListing | None:
+        key = self.table.cursor_row_key
+        if key is None:
+            return None
+        return next((r for r in self.listings if str(r.id) == key.value), None)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table is self.table:
+            self._refresh_detail()
+
+    # -- marking and comparing --------------------------------------------------------------------
+
+    def action_toggle_mark(self) -> None:
+        current = self.current
+        if current is None:
+            return
+        if current.id in self.marked:
+            self.marked.remove(current.id)
+        else:
+            self.marked.append(current.id)
+            self.marked = self.marked[-2:]  # a third mark replaces the oldest
+        for r in self.listings:
+            key = str(r.id)
+            self.table.update_cell(key, "id", RunTable.row_cells(r, r.id in self.marked)[0])
+        self._refresh_bar()
+
+    def compare_pair(self) -> tuple[int, int] | None:
+        """The two marked runs, or the one marked and the highlighted one; older first."""
+        pair = list(self.marked)
+        current = self.current
+        if len(pair) == 1 and current is not None and current.id != pair[0]:
+            pair.append(current.id)
+        if len(pair) != 2:
+            return None
+        a, b = sorted(pair)
+        return a, b
+
+    def action_compare(self) -> None:
+        pair = self.compare_pair()
+        if pair is None:
+            self.notify("Mark two runs with space, then press c", severity="warning")
+            return
+        if self.source is None:
+            return
+        self._compare(*pair)
+
+    @work(exclusive=True, exit_on_error=False, group="runs-open")
+    async def _compare(self, run_a: int, run_b: int) -> None:
+        from quiztui.tui.screens.compare import CompareScreen
+
+        assert self.source is not None
+        try:
+            result = await asyncio.to_thread(self.source.compare, run_a, run_b)
+        except QuiztuiError as exc:
+            self.notify(str(exc), title="Cannot compare", severity="error", markup=False)
+            return
+        await self.app.push_screen(CompareScreen(result))
+
+    # -- opening a run ----------------------------------------------------------------------------
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table is not self.table or self.source is None:
+            return
+        self._open(int(str(event.row_key.value)))
+
+    @work(exclusive=True, exit_on_error=False, group="runs-open")
+    async def _open(self, run_id: int) -> None:
+        assert self.source is not None
+        try:
+            loaded = await asyncio.to_thread(self.source.open_run, run_id)
+        except QuiztuiError as exc:
+            self.notify(str(exc), title="Cannot open the run", severity="error", markup=False)
+            return
+        await self.app.push_screen(RunScreen(loaded))
+
+    # -- back -------------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "close":
+            stack = self.app.screen_stack
+            return self in stack and stack.index(self) > 0
+        if action == "compare":
+            return True if self.compare_pair() is not None else None
+        return True
+
+    def action_close(self) -> None:
+        self.app.pop_screen()
+
+    def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+        return [
+            ("Runs: reload", "Read the run history again (r)", self.action_reload),
+            (
+                "Runs: mark",
+                "Mark the highlighted run for comparing (space)",
+                self.action_toggle_mark,
+            ),
+            ("Runs: compare", "Compare the two marked runs (c)", self.action_compare),
+        ]
+
+
+# -- one run, read-only ---------------------------------------------------------------------------
+
+
+def records_from(loaded: LoadedRun) -> list[QuestionRecord]:
+    """The stored summary's questions as the records the vet widgets show (nothing computed)."""
+    records = []
+    for number, q in enumerate(loaded.summary.questions, start=1):
+        question = Question(id=q.question_id, text=q.text, options=q.options, key=q.key)
+        options: dict[int, AssertionRecord] = {}
+        for i in range(len(q.options)):
+            seq = loaded.seqs.get((q.question_id, i))
+            verdict = q.verdicts[i] if i < len(q.verdicts) else None
+            reason = q.reasons[i] if i < len(q.reasons) else ""
+            if seq is None or (verdict is None and not reason):
+                continue  # never sent (run stopped before it): "not judged yet"
+            p_true = q.p_true[i] if i < len(q.p_true) else None
+            options[i] = AssertionRecord(seq, q.question_id, i, verdict, reason, p_true=p_true)
+        score = QuestionScored(
+            question_id=q.question_id,
+            k=q.k,
+            n=len(q.options),
+            judged=sum(v is not None for v in q.verdicts),
+            badge=q.badge,
+            confidence=q.confidence,
+            suggested_option=q.suggested_option,
+            suggested_p=q.suggested_p,
+            interval=q.interval,
+            graded=q.graded,
+        )
+        records.append(QuestionRecord(number, question, options, score))
+    return records
+
+
+def verdicts_cell(record: QuestionRecord) -> Cell:
+    """One letter per option: T, F, ? (unjudged), · (never sent)."""
+    letters = []
+    for i in range(record.question.n):
+        a = record.options.get(i)
+        letters.append(
+            "·" if a is None else "?" if a.verdict is None else "T" if a.verdict else "F"
+        )
+    return cell("".join(letters))
+
+
+class RunQuestionsTable(QuestionsTable):
+    """The vet screen's questions table without the live-only columns, plus the verdicts."""
+
+    COLUMNS: ClassVar[Sequence[ColumnSpec]] = (
+        *(s for s in QuestionsTable.COLUMNS if s.key not in ("lint", "robust", "suggested")),
+        ColumnSpec("verdicts", "verdicts", 8),
+        ColumnSpec("suggested", "suggested option", 6, flex=1),
+    )
+
+    @classmethod
+    def row_cells(cls, record: QuestionRecord) -> list[Cell]:
+        base = QuestionsTable.row_cells(record)
+        cells = dict(zip((s.key for s in QuestionsTable.COLUMNS), base, strict=True))
+        cells["verdicts"] = verdicts_cell(record)
+        return [cells[s.key] for s in cls.COLUMNS]
+
+
+def run_header(loaded: LoadedRun) -> Text:
+    r, s = loaded.record, loaded.summary
+    text = Text(end="")
+    text.append(f"Run {r.id}", style="bold")
+    text.append(" · ")
+    text.append(r.status, style=STATUS_STYLES.get(r.status, ""))
+    text.append(f" · {when(r.created_at, '%Y-%m-%d %H:%M')} · ")
+    text.append(one_line(r.quiz_title), style="bold")
+    text.append(" · read-only", style="dim")
+    text.append("\njudge ")
+    judge_text(text, r.simulated, r.judge_label)
+    text.append(f" · {s.calibration} · seed {s.seed} · batch {s.batch_size}", style="dim")
+    text.append(f"\n{len(s.questions)} questions · ")
+    badge_counts(text, s.badge_counts)
+    text.append(f"cost {cost_text(s.cost)} · judged {s.judged} · unjudged {s.unjudged}")
+    if s.not_run:
+        text.append(f" · not run {s.not_run}")
+    if loaded.note:
+        text.append("\n" + loaded.note, style="italic")
+    return text
+
+
+class RunScreen(Screen[None]):
+    """One stored run, read-only: its questions; ``enter`` opens one, ``escape`` goes back."""
+
+    DEFAULT_CSS = """
+    RunScreen { layout: vertical; }
+    #run-header {
+        height: auto; background: $panel; padding: 0 1;
+        text-wrap: nowrap; text-overflow: ellipsis;
+    }
+    #run-questions { height: 1fr; min-height: 4; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Back", id="run.close"),
+    ]
+
+    def __init__(self, loaded: LoadedRun) -> None:
+        super().__init__()
+        self.loaded = loaded
+        self.records = records_from(loaded)
+
+    def compose(self) -> ComposeResult:
+        yield Static(run_header(self.loaded), id="run-header")
+        yield RunQuestionsTable(id="run-questions")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#run-questions", RunQuestionsTable)
+        table.show(self.records)
+        table.focus()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        record = next((r for r in self.records if r.question.id == event.row_key.value), None)
+        if record is not None:
+            self.app.push_screen(QuestionDetailScreen(record, len(self.records)))
+
+    def action_close(self) -> None:
+        self.app.pop_screen()
+
+
+__all__ = ["RunScreen", "RunTable", "RunsScreen", "RunsSource", "records_from"]

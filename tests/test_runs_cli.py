@@ -1,0 +1,108 @@
+"""``quiztui runs``, ``runs show`` and ``runs compare`` as a user runs them: real processes over
+a real store made by two headless vet runs with simulated judges of different TPR/TNR."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from test_cli import run_cli
+
+from quiztui.pipeline.history import compare_stored
+from quiztui.store import Store
+
+QUIZ = REPO / "sample_quizzes" / "planted_errors.json"
+OTHER = REPO / "sample_quizzes" / "opentdb_sample.json"
+
+
+def vet(quiz: Path, tpr: str, tnr: str) -> None:
+    out = run_cli(
+        "vet",
+        str(quiz),
+        "--no-tui",
+        env={"QUIZTUI_SIMULATED_TPR": tpr, "QUIZTUI_SIMULATED_TNR": tnr},
+    )
+    assert out.returncode in (0, 1), out.stderr
+
+
+@pytest.fixture
+def two_runs() -> Path:
+    vet(QUIZ, "0.95", "0.9")
+    vet(QUIZ, "0.6", "0.7")
+    return Path(os.environ["QUIZTUI_DATA_DIR"]) / "quiztui.db"
+
+
+def test_runs_lists_counts_judge_and_cost(two_runs: Path) -> None:
+    out = run_cli("runs")
+    assert out.returncode == 0, out.stderr
+    header, *rows = out.stdout.splitlines()
+    for column in ("id", "date", "kind", "status", "quiz", "judge", "good/quest/poor", "cost"):
+        assert column in header
+    assert len(rows) == 2
+    with Store(two_runs) as store:
+        listings = store.run_listings()
+    for row, listing in zip(rows, listings, strict=True):
+        counts = "/".join(
+            str(listing.badge_counts.get(b, 0)) for b in ("good", "questionable", "poor")
+        )
+        fields = row.split()
+        assert fields[0] == str(listing.id) and "finished" in fields and "planted_errors" in row
+        assert counts in fields and fields[-1] == "—"  # no price configured: no cost
+    assert "TPR 0.6" in rows[0] and "TPR 0.95" in rows[1]  # newest first
+
+
+def test_runs_filters_by_kind_and_quiz(two_runs: Path) -> None:
+    vet(OTHER, "0.9", "0.9")
+    mine = run_cli("runs", "--quiz", str(QUIZ))
+    assert mine.returncode == 0 and len(mine.stdout.splitlines()) == 3
+    assert run_cli("runs", "--limit", "1").stdout.count("\n") == 2
+    none = run_cli("runs", "--kind", "calibrate")
+    assert none.returncode == 0 and none.stdout == "" and "no runs stored" in none.stderr
+
+
+def test_runs_show_prints_the_report_of_the_run(two_runs: Path) -> None:
+    out = run_cli("runs", "show", "1")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("# quiztui vet report")
+    assert "Run: 1 (finished)" in out.stdout and "TPR 0.95" in out.stdout
+    as_json = json.loads(run_cli("runs", "show", "2", "--format", "json").stdout)
+    assert as_json["run_id"] == 2 and len(as_json["questions"]) == 12
+
+
+def test_runs_compare_prints_what_core_compare_computes(two_runs: Path) -> None:
+    with Store(two_runs) as store:
+        c = compare_stored(store, 1, 2).comparison
+    out = run_cli("runs", "compare", "1", "2")
+    assert out.returncode == 0, out.stderr
+    assert f"verdict agreement {c.agreement:.3f} ({c.agreed}/{c.both_judged})" in out.stdout
+    assert f"Cohen's kappa {c.kappa:.3f}" in out.stdout
+    assert f"disagreements: {len(c.disagreements)} question(s)" in out.stdout
+    data = json.loads(run_cli("runs", "compare", "1", "2", "--json").stdout)
+    assert data["kappa"] == pytest.approx(c.kappa) and data["agreed"] == c.agreed
+    assert [d["question_id"] for d in data["disagreements"]] == [
+        d.question_id for d in c.disagreements
+    ]
+
+
+def test_runs_bad_ids_and_other_quiz_exit_2(two_runs: Path) -> None:
+    vet(OTHER, "0.9", "0.9")  # run 3: another quiz
+    cases = [
+        (("show", "99"), "no run with id 99"),
+        (("compare", "1", "99"), "no run with id 99"),
+        (("compare", "2", "2"), "compared with itself"),
+        (("compare", "1", "3"), "different versions of the quiz"),
+    ]
+    for args, message in cases:
+        out = run_cli("runs", *args)
+        assert out.returncode == 2, args
+        assert "Traceback" not in out.stderr and out.stdout == ""
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("quiztui: error: ") and message in lines[0]
+
+
+def test_runs_compare_needs_two_integer_ids() -> None:
+    out = run_cli("runs", "compare", "1")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
