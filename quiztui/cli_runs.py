@@ -80,14 +80,14 @@ def badge_triplet(listing: RunListing) -> str:
 
 
 LIST_HEADER = (
-    f"{'id':>5}  {'date':<16}  {'kind':<9} {'status':<9} {'quiz':<24} {'judge':<40}"
+    f"{'id':>5}  {'date':<16}  {'kind':<9} {'status':<13} {'quiz':<24} {'judge':<40}"
     f" {'questions':>9} {'good/quest/poor':>15} {'unjudged':>8} {'cost':>9}"
 )
 
 
 def listing_line(r: RunListing) -> str:
     return (
-        f"{r.id:>5}  {when(r.created_at):<16}  {r.kind:<9} {r.status:<9}"
+        f"{r.id:>5}  {when(r.created_at):<16}  {r.kind:<9} {r.status:<13}"
         f" {_clip(r.quiz_title, 24):<24} {_clip(r.judge_label, 40):<40}"
         f" {r.questions:>9} {badge_triplet(r):>15} {r.unjudged:>8} {cost_text(r.cost):>9}"
     )

@@ -91,6 +91,7 @@ async def test_s1_budget_stops_within_one_batch_and_resume_sends_nothing_twice(
     assert done.judged == 4000 and done.unjudged == 0 and done.not_run == 0
     assert len(asked) == 4000 and max(asked.values()) == 1
     assert requests == est.requests  # the two parts together are the estimated run
+    assert done.cost == PRICE.cost(prompt, completion)  # the run's cost counts both parts
     print(
         f"S1 both parts: {prompt} prompt / {completion} completion tokens"
         f" (estimate {est.prompt_tokens} / {est.completion_tokens})"

@@ -141,7 +141,8 @@ class RunSummary:
     mode: str = "assertion"
     tpr_ci: tuple[float, float] | None = None  # from the judge profile; None when uncalibrated
     tnr_ci: tuple[float, float] | None = None
-    cost: float | None = None  # USD at the configured price (batch price where batched)
+    # USD at the configured price (batch price where batched), over every session of the run
+    cost: float | None = None
     not_run: int = 0  # of the unjudged: never sent because the run stopped (budget reached)
 
 

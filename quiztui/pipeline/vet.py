@@ -576,7 +576,10 @@ class VetRun:
             error,
             usage_event(),
         )
-        summary = replace(summary, cost=spent(), not_run=not_run)
+        # The whole run's cost: a resumed run's earlier sessions are in the store's usage row.
+        total = self.store.usage(self.run_id)
+        run_cost = None if price is None else price.cost(total["tokens_in"], total["tokens_out"])
+        summary = replace(summary, cost=run_cost, not_run=not_run)
         self.store.finish_run(self.run_id, status, summary_to_dict(summary))
         yield RunFinished(summary)
 

@@ -132,9 +132,12 @@ def to_markdown(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
         f"- Judge: {judge}",
         f"- Judge profile: {_profile_line(s)}",
         f"- Confidence model: TPR {s.tpr:.4g}, TNR {s.tnr:.4g}, prior {s.prior:g}",
-        f"- Assertions: {s.judged} judged, {s.unjudged} unjudged, {s.cached} from cache",
+        f"- Assertions: {s.judged} judged, {s.unjudged} unjudged"
+        + (f" (of which {s.not_run} not run)" if s.not_run else "")
+        + f", {s.cached} from cache",
         f"- Requests {s.requests}, retries {s.retries}, re-asked {s.reasked},"
-        f" tokens in {s.tokens_in} / out {s.tokens_out}",
+        f" tokens in {s.tokens_in} / out {s.tokens_out}, cost "
+        + ("unknown (no price in [cost])" if s.cost is None else f"${s.cost:.4f}"),
         "- Badges: " + ", ".join(f"{k} {v}" for k, v in sorted(s.badge_counts.items())),
         "- Graded: P(key is the answer) from the judge's token P(true) per option (A / B / …),"
         " where it sent logprobs",
