@@ -130,7 +130,7 @@ class RunSummary:
     badge_counts: dict[str, int] = field(default_factory=dict)
     requests: int = 0
     retries: int = 0
-    tokens_in: int = 0
+    tokens_in: int = 0  # over every session of the run (a resumed run counts its earlier parts)
     tokens_out: int = 0
     judged: int = 0
     unjudged: int = 0

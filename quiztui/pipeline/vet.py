@@ -576,10 +576,17 @@ class VetRun:
             error,
             usage_event(),
         )
-        # The whole run's cost: a resumed run's earlier sessions are in the store's usage row.
+        # Tokens and cost of the whole run: a resumed run's earlier sessions are in the store's
+        # usage row (requests and retries stay this session's, as the progress line showed them).
         total = self.store.usage(self.run_id)
-        run_cost = None if price is None else price.cost(total["tokens_in"], total["tokens_out"])
-        summary = replace(summary, cost=run_cost, not_run=not_run)
+        tokens_in, tokens_out = total["tokens_in"], total["tokens_out"]
+        summary = replace(
+            summary,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            cost=None if price is None else price.cost(tokens_in, tokens_out),
+            not_run=not_run,
+        )
         self.store.finish_run(self.run_id, status, summary_to_dict(summary))
         yield RunFinished(summary)
 
