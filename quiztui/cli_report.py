@@ -60,7 +60,7 @@ def _extras(config: Config, record: Any) -> Any:
 
 
 def cmd_report(config: Config, args: argparse.Namespace) -> int:
-    from quiztui.pipeline.vet import summary_from_dict
+    from quiztui.pipeline.summary import summary_from_dict
     from quiztui.report.writers import format_for, render_report, write_report
     from quiztui.store import Store
 

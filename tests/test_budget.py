@@ -22,7 +22,7 @@ from quiztui.cli_estimate import STOPPED_EXIT
 from quiztui.core.estimate import usd
 from quiztui.pipeline.estimate import estimate_run
 from quiztui.pipeline.events import AssertionUnjudged, RunStarted, UsageUpdated
-from quiztui.pipeline.vet import summary_from_dict
+from quiztui.pipeline.summary import summary_from_dict
 from quiztui.store import Store
 from quiztui.testing.fake_openai import FakeOpenAI, truth_from_quiz
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pipeline_helpers import collect, make_quiz
 
-from quiztui.pipeline.vet import summary_from_dict, summary_to_dict
+from quiztui.pipeline.summary import summary_from_dict, summary_to_dict
 from quiztui.providers.simulated import SimulatedProvider
 from quiztui.store import Store
 from quiztui.testing.fake_openai import truth_from_quiz

@@ -21,7 +21,7 @@ from quiztui.core.quiz import Question
 from quiztui.errors import QuiztuiError, StoreError
 from quiztui.pipeline.events import QuestionSummary, RunSummary
 from quiztui.pipeline.scoring import score_question
-from quiztui.pipeline.vet import summary_from_dict
+from quiztui.pipeline.summary import summary_from_dict
 from quiztui.store.runs import RunListing, RunRecord, Store
 
 _T = TypeVar("_T")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import QuestionSummary, RunSummary
-from quiztui.pipeline.vet import summary_to_dict
+from quiztui.pipeline.summary import summary_to_dict
 from quiztui.report.extras import NO_EXTRAS, ReportExtras
 from quiztui.report.html import to_html
 from quiztui.report.junit import to_junit
