@@ -17,7 +17,7 @@ import os
 import random
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 
@@ -78,8 +78,30 @@ def key_from_env(variable: str | None) -> str | None:
     return os.environ.get(variable) if variable else None
 
 
+class HTTPOptions(TypedDict, total=False):
+    """The :class:`HTTPProvider` keywords every subclass passes through unchanged.
+
+    A subclass takes ``**options: Unpack[HTTPOptions]`` and forwards them, so it lists only the
+    keywords it treats differently (model, base URL and key variable defaults, its own settings).
+    """
+
+    concurrency: int
+    timeout: float
+    retry: RetryPolicy | None
+    stream: bool
+    adaptive: bool
+    quiet_seconds: float
+    clock: Callable[[], float] | None
+    transport: httpx.AsyncBaseTransport | None
+
+
 class HTTPProvider:
-    """Base of the providers that speak HTTP with httpx (see the module docstring)."""
+    """Base of the providers that speak HTTP with httpx (see the module docstring).
+
+    The API key is read from the environment variable ``api_key_env`` and sent in the headers
+    :meth:`_key_headers` makes of it (``Authorization: Bearer`` here); ``headers`` are sent on
+    every request besides.
+    """
 
     name = "http"
     simulated = False
@@ -92,7 +114,8 @@ class HTTPProvider:
         *,
         base_url: str,
         model: str,
-        headers: Mapping[str, str],
+        api_key_env: str | None = None,
+        headers: Mapping[str, str] | None = None,
         concurrency: int = 16,
         timeout: float = 120.0,
         retry: RetryPolicy | None = None,
@@ -116,10 +139,15 @@ class HTTPProvider:
             usage=self.usage,
         )
         self._rng = random.Random()
+        key = key_from_env(api_key_env)
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         self._client = httpx.AsyncClient(
             base_url=self.base_url,
-            headers={"Content-Type": "application/json", **headers},
+            headers={
+                "Content-Type": "application/json",
+                **(headers or {}),
+                **(self._key_headers(key) if key else {}),
+            },
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
             limits=limits,
             transport=transport,
@@ -182,6 +210,10 @@ class HTTPProvider:
             return result
 
     # -- hooks -----------------------------------------------------------------------------
+
+    def _key_headers(self, key: str) -> dict[str, str]:
+        """The headers that carry the API key (a bearer token here)."""
+        return {"Authorization": f"Bearer {key}"}
 
     async def _attempt(
         self,

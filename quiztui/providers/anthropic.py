@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Unpack
 
 import httpx
 
-from quiztui.providers._http import TRANSIENT, HTTPProvider, Retryable, key_from_env, sse_data
+from quiztui.providers._http import TRANSIENT, HTTPOptions, HTTPProvider, Retryable, sse_data
 from quiztui.providers.base import ChatRequest, ChatResult, OnLogprobs, OnText, StreamInterrupted
-from quiztui.providers.retry import RETRYABLE_STATUS, RetryPolicy
+from quiztui.providers.retry import RETRYABLE_STATUS
 
 API_VERSION = "2023-06-01"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -88,32 +88,18 @@ class AnthropicProvider(HTTPProvider):
         model: str,
         base_url: str = DEFAULT_BASE_URL,
         api_key_env: str | None = "ANTHROPIC_API_KEY",
-        concurrency: int = 16,
-        timeout: float = 120.0,
-        retry: RetryPolicy | None = None,
-        stream: bool = True,
-        adaptive: bool = True,
-        quiet_seconds: float = 30.0,
-        clock: Callable[[], float] | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        **options: Unpack[HTTPOptions],
     ) -> None:
-        key = key_from_env(api_key_env)
-        headers = {"anthropic-version": API_VERSION}
-        if key:
-            headers["x-api-key"] = key
         super().__init__(
             base_url=base_url,
             model=model,
-            headers=headers,
-            concurrency=concurrency,
-            timeout=timeout,
-            retry=retry,
-            stream=stream,
-            adaptive=adaptive,
-            quiet_seconds=quiet_seconds,
-            clock=clock,
-            transport=transport,
+            api_key_env=api_key_env,
+            headers={"anthropic-version": API_VERSION},
+            **options,
         )
+
+    def _key_headers(self, key: str) -> dict[str, str]:
+        return {"x-api-key": key}
 
     def _body(self, request: ChatRequest, stream: bool) -> dict[str, Any]:
         system = "\n\n".join(c for r, c in request.messages if r == "system" and c)

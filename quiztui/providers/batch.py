@@ -4,6 +4,7 @@ A :class:`BatchBackend` speaks one provider's batch wire format: it builds a req
 many bodies as one batch, polls it, and reads its results back as :class:`BatchItemResult` values
 keyed by ``custom_id``. It knows nothing of runs, stores or events —
 :mod:`quiztui.pipeline.batch` turns it into a :class:`~quiztui.providers.base.Provider`.
+:class:`HTTPBatchBackend` is the constructor and client both backends share.
 
 :class:`BatchHTTP` is the one JSON-over-HTTP client both use: the API key from the environment in
 a header, retries with backoff on 408/429/5xx and dropped connections (honouring
@@ -118,6 +119,39 @@ class BatchHTTP:
         await self._client.aclose()
 
 
+class HTTPBatchBackend:
+    """Base of the batch backends: the base URL, the model and a :class:`BatchHTTP` client.
+
+    A subclass sets ``api``, implements the :class:`BatchBackend` methods on ``self._http`` and
+    may change :meth:`_headers` (the key as a bearer token here).
+    """
+
+    api: str
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None,
+        timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self._http = BatchHTTP(
+            self.base_url, self._headers(api_key), timeout=timeout, retry=retry, transport=transport
+        )
+
+    def _headers(self, api_key: str | None) -> dict[str, str]:
+        """The headers every request carries: the key, when there is one."""
+        return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
 def jsonl_objects(text: str) -> list[dict[str, Any]]:
     """The JSON objects of a JSONL document; blank and unparseable lines are skipped."""
     import json
@@ -147,4 +181,12 @@ def as_int(value: Any) -> int:
         return 0
 
 
-__all__ = ["BatchBackend", "BatchHTTP", "as_dict", "as_int", "error_message", "jsonl_objects"]
+__all__ = [
+    "BatchBackend",
+    "BatchHTTP",
+    "HTTPBatchBackend",
+    "as_dict",
+    "as_int",
+    "error_message",
+    "jsonl_objects",
+]

@@ -14,12 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
-
 from quiztui.core.provider_batch import BatchItemResult, BatchPoll
 from quiztui.providers.base import ChatRequest, RequestFailed
-from quiztui.providers.batch import BatchHTTP, as_dict, as_int, jsonl_objects
-from quiztui.providers.retry import RetryPolicy
+from quiztui.providers.batch import HTTPBatchBackend, as_dict, as_int, jsonl_objects
 
 API_VERSION = "2023-06-01"
 PATH = "/v1/messages/batches"  # under the API root, as the Messages provider uses it
@@ -27,27 +24,14 @@ DEFAULT_MAX_TOKENS = 4096  # Anthropic requires max_tokens; used when the judge 
 _STOP = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
 
 
-class AnthropicBatchBackend:
+class AnthropicBatchBackend(HTTPBatchBackend):
     api = "anthropic"
 
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        model: str,
-        api_key: str | None,
-        timeout: float = 120.0,
-        retry: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.model = model
+    def _headers(self, api_key: str | None) -> dict[str, str]:
         headers = {"anthropic-version": API_VERSION}
         if api_key:
             headers["x-api-key"] = api_key
-        self._http = BatchHTTP(
-            self.base_url, headers, timeout=timeout, retry=retry, transport=transport
-        )
+        return headers
 
     def body(self, request: ChatRequest) -> dict[str, Any]:
         system = "\n\n".join(c for r, c in request.messages if r == "system")
@@ -74,9 +58,6 @@ class AnthropicBatchBackend:
             raise RequestFailed(f"batch {poll.batch_id} ended without a results_url")
         response = await self._http.request("GET", url)
         return [r for r in map(_parse_line, jsonl_objects(response.text)) if r.custom_id]
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
 
 
 def _parse_batch(data: dict[str, Any]) -> BatchPoll:

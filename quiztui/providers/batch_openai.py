@@ -14,36 +14,16 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
-
 from quiztui.core.provider_batch import BatchItemResult, BatchPoll
 from quiztui.providers.base import ChatRequest, RequestFailed
-from quiztui.providers.batch import BatchHTTP, as_dict, as_int, jsonl_objects
-from quiztui.providers.retry import RetryPolicy
+from quiztui.providers.batch import HTTPBatchBackend, as_dict, as_int, jsonl_objects
 
 ENDPOINT = "/v1/chat/completions"
 _ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 
 
-class OpenAIBatchBackend:
+class OpenAIBatchBackend(HTTPBatchBackend):
     api = "openai"
-
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        model: str,
-        api_key: str | None,
-        timeout: float = 120.0,
-        retry: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = BatchHTTP(
-            self.base_url, headers, timeout=timeout, retry=retry, transport=transport
-        )
 
     def body(self, request: ChatRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -87,9 +67,6 @@ class OpenAIBatchBackend:
                 response = await self._http.request("GET", f"/files/{file_id}/content")
                 out += [_parse_line(obj) for obj in jsonl_objects(response.text)]
         return [r for r in out if r.custom_id]
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
 
 
 def _parse_batch(data: dict[str, Any]) -> BatchPoll:

@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import quote
 
 import httpx
 
-from quiztui.providers._http import TRANSIENT, HTTPProvider, Retryable, key_from_env, sse_data
+from quiztui.providers._http import TRANSIENT, HTTPOptions, HTTPProvider, Retryable, sse_data
 from quiztui.providers.base import (
     ChatRequest,
     ChatResult,
@@ -38,7 +37,6 @@ from quiztui.providers.base import (
     RequestFailed,
     StreamInterrupted,
 )
-from quiztui.providers.retry import RetryPolicy
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 _FILTERED = frozenset(
@@ -83,30 +81,18 @@ class GeminiProvider(HTTPProvider):
         model: str,
         base_url: str = DEFAULT_BASE_URL,
         api_key_env: str | None = "GEMINI_API_KEY",
-        concurrency: int = 16,
-        timeout: float = 120.0,
-        retry: RetryPolicy | None = None,
-        stream: bool = True,
-        adaptive: bool = True,
-        quiet_seconds: float = 30.0,
-        clock: Callable[[], float] | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        **options: Unpack[HTTPOptions],
     ) -> None:
-        key = key_from_env(api_key_env)
         super().__init__(
             base_url=base_url,
             model=model.removeprefix("models/"),
-            headers={"x-goog-api-key": key} if key else {},
-            concurrency=concurrency,
-            timeout=timeout,
-            retry=retry,
-            stream=stream,
-            adaptive=adaptive,
-            quiet_seconds=quiet_seconds,
-            clock=clock,
-            transport=transport,
+            api_key_env=api_key_env,
+            **options,
         )
         self._path = f"/v1beta/models/{quote(self.model, safe='.-_')}"
+
+    def _key_headers(self, key: str) -> dict[str, str]:
+        return {"x-goog-api-key": key}
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
         system = "\n\n".join(c for r, c in request.messages if r == "system" and c)

@@ -15,13 +15,10 @@ from __future__ import annotations
 import codecs
 import json
 import math
-from collections.abc import Callable
-from typing import Any, Literal
-
-import httpx
+from typing import Any, Literal, Unpack
 
 from quiztui.core.logprobs import TokenLogprob
-from quiztui.providers._http import TRANSIENT, HTTPProvider, Retryable, key_from_env, sse_data
+from quiztui.providers._http import TRANSIENT, HTTPOptions, HTTPProvider, Retryable, sse_data
 from quiztui.providers.base import (
     ChatRequest,
     ChatResult,
@@ -31,7 +28,6 @@ from quiztui.providers.base import (
     RequestFailed,
     StreamInterrupted,
 )
-from quiztui.providers.retry import RetryPolicy
 
 
 class _TokenTexts:
@@ -90,30 +86,10 @@ class OpenAICompatProvider(HTTPProvider):
         base_url: str,
         model: str,
         api_key_env: str | None = None,
-        concurrency: int = 16,
-        timeout: float = 120.0,
-        retry: RetryPolicy | None = None,
-        stream: bool = True,
         logprobs: Literal["auto", "on", "off"] = "auto",
-        adaptive: bool = True,
-        quiet_seconds: float = 30.0,
-        clock: Callable[[], float] | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        **options: Unpack[HTTPOptions],
     ) -> None:
-        key = key_from_env(api_key_env)
-        super().__init__(
-            base_url=base_url,
-            model=model,
-            headers={"Authorization": f"Bearer {key}"} if key else {},
-            concurrency=concurrency,
-            timeout=timeout,
-            retry=retry,
-            stream=stream,
-            adaptive=adaptive,
-            quiet_seconds=quiet_seconds,
-            clock=clock,
-            transport=transport,
-        )
+        super().__init__(base_url=base_url, model=model, api_key_env=api_key_env, **options)
         self.logprobs = logprobs
         self.logprobs_rejected = False  # set when the server refused them under "auto"
 

@@ -3,10 +3,12 @@
 They reuse FakeOpenAI's sockets, HTTP/1.1 keep-alive, fault queue and seeded fault draw, request
 log, oracle replies and fault-shaped contents (``missing``, ``malformed``, ``refusal``), and differ
 only in paths, request and reply shapes, error bodies and stream framing. A subclass lists its
-routes (:meth:`NativeFake._routes`: method, path pattern, handler), so adding an endpoint — e.g.
-a batch API — is one more route and one handler; a chat handler parses its request into a
-:class:`ChatCall` and hands it to :meth:`NativeFake._serve_chat`, which calls back for the
-provider's reply body and stream events.
+routes (:meth:`NativeFake._routes`: method, path pattern, handler of a :class:`Routed`
+request), so adding an endpoint — e.g. a batch API — is one more route and one handler; a chat
+handler parses its request into a :class:`ChatCall` (:func:`chat_call`) and hands it to
+:meth:`NativeFake._serve_chat`, which calls back for the provider's reply body and stream events.
+The model endpoints (:meth:`NativeFake._list_models`) call back for the provider's model card,
+list page and unknown-model error.
 """
 
 from __future__ import annotations
@@ -34,9 +36,19 @@ _JSON = "application/json"
 _OWN_PHRASES = {529: "Overloaded"}  # statuses http.HTTPStatus does not know
 _COMPACT = (",", ":")
 
-Handler = Callable[
-    [dict[str, Any], re.Match[str], bytes, asyncio.StreamWriter, bool], Awaitable[bool]
-]
+
+@dataclass(slots=True)
+class Routed:
+    """A request matched to a route: its log entry so far, the path match and the raw body."""
+
+    base: dict[str, Any]  # the request log entry, completed by the handler
+    match: re.Match[str]
+    body: bytes
+    writer: asyncio.StreamWriter
+    keep_alive: bool
+
+
+Handler = Callable[[Routed], Awaitable[bool]]
 
 
 class NativeReply(Exception):
@@ -84,6 +96,18 @@ def compact(obj: Any) -> bytes:
     return json.dumps(obj, separators=_COMPACT).encode()
 
 
+def seconds_text(value: float) -> str:
+    """``retry_after`` as a header or duration shows it: ``2`` for 2.0, ``0.5`` for 0.5."""
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def chat_call(model: str, system: str, turns: list[tuple[bool, str]], stream: bool) -> ChatCall:
+    """A :class:`ChatCall` from the system text and the turns as (from the user?, text)."""
+    users = [text for is_user, text in turns if is_user]
+    prompt = users[-1] if users else ""
+    return ChatCall(model, prompt, (system, *(text for _, text in turns)), stream)
+
+
 class NativeFake(FakeOpenAI):
     """Base of FakeAnthropic and FakeGemini (see the module docstring)."""
 
@@ -120,6 +144,16 @@ class NativeFake(FakeOpenAI):
     def _reply_body(self, reply: ChatReply) -> dict[str, Any]:
         raise NotImplementedError
 
+    def _model_card(self, name: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _models_page(self, cards: list[dict[str, Any]]) -> dict[str, Any]:
+        """The reply listing every model, given their cards."""
+        raise NotImplementedError
+
+    def _unknown_model(self, name: str) -> NativeReply:
+        raise NotImplementedError
+
     def _stream_events(
         self, reply: ChatReply, pieces: list[str]
     ) -> tuple[list[bytes], list[bytes], list[bytes]]:
@@ -153,7 +187,7 @@ class NativeFake(FakeOpenAI):
                     continue
                 known_path = True
                 if verb == method:
-                    return await handler(base, match, body, writer, keep_alive)
+                    return await handler(Routed(base, match, body, writer, keep_alive))
             raise self._not_found(method, path, known_path)
         except NativeReply as reply:
             self._record(**base, status=reply.status)
@@ -178,20 +212,28 @@ class NativeFake(FakeOpenAI):
             return
         super()._send(writer, status, body, keep_alive, extra)
 
-    def _json_ok(
-        self, base: dict[str, Any], payload: Any, writer: asyncio.StreamWriter, keep_alive: bool
-    ) -> bool:
+    def _json_ok(self, req: Routed, payload: Any) -> bool:
         """Answer 200 with ``payload`` and log the request (for non-chat endpoints)."""
-        self._record(**base, status=200)
-        self._send(writer, 200, json.dumps(payload).encode(), keep_alive)
-        return keep_alive
+        self._record(**req.base, status=200)
+        self._send(req.writer, 200, json.dumps(payload).encode(), req.keep_alive)
+        return req.keep_alive
+
+    # -- models ----------------------------------------------------------------------------
+
+    async def _list_models(self, req: Routed) -> bool:
+        """Every model, or the one the path's ``model`` group names (404 for another)."""
+        wanted = req.match.group("model")
+        if wanted is None:
+            return self._json_ok(req, self._models_page([self._model_card(m) for m in self.models]))
+        if wanted not in self.models:
+            raise self._unknown_model(wanted)
+        return self._json_ok(req, self._model_card(wanted))
 
     # -- chat ------------------------------------------------------------------------------
 
-    async def _serve_chat(
-        self, base: dict[str, Any], call: ChatCall, writer: asyncio.StreamWriter, keep_alive: bool
-    ) -> bool:
+    async def _serve_chat(self, req: Routed, call: ChatCall) -> bool:
         """Answer a chat request from the oracle, with this request's fault applied."""
+        base, writer, keep_alive = req.base, req.writer, req.keep_alive
         asked = parse_rendered_batch(call.prompt)
         base |= {"model": call.model, "stream": call.stream, "texts": tuple(asked.values())}
         base |= {"ids": tuple(asked), "prompt_tokens": sum(map(approx_tokens, call.contents))}

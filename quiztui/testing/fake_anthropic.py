@@ -21,7 +21,6 @@ Message Batches (``/v1/messages/batches``) are routed to :mod:`quiztui.testing.f
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import re
 from typing import Any
@@ -32,8 +31,11 @@ from quiztui.testing._fake_native import (
     Handler,
     NativeFake,
     NativeReply,
+    Routed,
+    chat_call,
     compact,
     json_body,
+    seconds_text,
 )
 from quiztui.testing.fake_openai import EXTRA_FAULT_KINDS, FAULT_KINDS, _content_text
 
@@ -77,20 +79,13 @@ class FakeAnthropic(NativeFake):
             ("GET", re.compile(r"/v1/messages/batches/[^/]+(?:/results)?"), self._message_batches),
         ]
 
-    async def _message_batches(
-        self,
-        base: dict[str, Any],
-        match: re.Match[str],
-        body: bytes,
-        writer: asyncio.StreamWriter,
-        keep_alive: bool,
-    ) -> bool:
+    async def _message_batches(self, req: Routed) -> bool:
         """Message Batches: state and shapes live in testing/fake_batches.py (``self.batches``)."""
-        path = base["path"].rstrip("/")
-        status, data, content_type = self.batches.handle(base["method"], path, body)
-        self._record(**base, status=status)
-        self._send(writer, status, data, keep_alive, {"Content-Type": content_type})
-        return keep_alive
+        path = req.base["path"].rstrip("/")
+        status, data, content_type = self.batches.handle(req.base["method"], path, req.body)
+        self._record(**req.base, status=status)
+        self._send(req.writer, status, data, req.keep_alive, {"Content-Type": content_type})
+        return req.keep_alive
 
     # -- errors ----------------------------------------------------------------------------
 
@@ -113,14 +108,9 @@ class FakeAnthropic(NativeFake):
                 "anthropic-ratelimit-requests-reset": reset.isoformat().replace("+00:00", "Z"),
             }
             if self.retry_after_header:
-                value = str(int(retry)) if float(retry).is_integer() else str(retry)
-                headers["retry-after"] = value
+                headers["retry-after"] = seconds_text(retry)
             message = "Number of request tokens has exceeded your per-minute rate limit."
-            return NativeReply(
-                429,
-                {"type": "error", "error": {"type": "rate_limit_error", "message": message}},
-                headers,
-            )
+            return _error(429, "rate_limit_error", message, **headers)
         if fault == "500":
             return _error(500, "api_error", "Internal server error")
         if fault == "529":
@@ -129,38 +119,21 @@ class FakeAnthropic(NativeFake):
 
     # -- endpoints -------------------------------------------------------------------------
 
-    async def _list_models(
-        self,
-        base: dict[str, Any],
-        match: re.Match[str],
-        body: bytes,
-        writer: asyncio.StreamWriter,
-        keep_alive: bool,
-    ) -> bool:
-        def card(name: str) -> dict[str, Any]:
-            created = "2025-01-01T00:00:00Z"
-            return {"type": "model", "id": name, "display_name": name, "created_at": created}
+    def _model_card(self, name: str) -> dict[str, Any]:
+        created = "2025-01-01T00:00:00Z"
+        return {"type": "model", "id": name, "display_name": name, "created_at": created}
 
-        wanted = match.group("model")
-        if wanted is None:
-            data = [card(m) for m in self.models]
-            payload: dict[str, Any] = {"data": data, "has_more": False}
-            payload |= {"first_id": self.models[0] if self.models else None}
-            payload |= {"last_id": self.models[-1] if self.models else None}
-            return self._json_ok(base, payload, writer, keep_alive)
-        if wanted not in self.models:
-            raise _error(404, "not_found_error", f"model: {wanted}")
-        return self._json_ok(base, card(wanted), writer, keep_alive)
+    def _models_page(self, cards: list[dict[str, Any]]) -> dict[str, Any]:
+        payload: dict[str, Any] = {"data": cards, "has_more": False}
+        payload |= {"first_id": self.models[0] if self.models else None}
+        payload |= {"last_id": self.models[-1] if self.models else None}
+        return payload
 
-    async def _messages(
-        self,
-        base: dict[str, Any],
-        match: re.Match[str],
-        body: bytes,
-        writer: asyncio.StreamWriter,
-        keep_alive: bool,
-    ) -> bool:
-        return await self._serve_chat(base, self._parse(body), writer, keep_alive)
+    def _unknown_model(self, name: str) -> NativeReply:
+        return _error(404, "not_found_error", f"model: {name}")
+
+    async def _messages(self, req: Routed) -> bool:
+        return await self._serve_chat(req, self._parse(req.body))
 
     def _parse(self, body: bytes) -> ChatCall:
         payload = json_body(body)
@@ -181,11 +154,9 @@ class FakeAnthropic(NativeFake):
                     f"messages.{i}.role: Input should be 'user' or 'assistant'"
                     " (a system prompt goes in the top-level system field)"
                 )
+        turns = [(m["role"] == "user", _content_text(m.get("content"))) for m in messages]
         system = _content_text(payload.get("system"))
-        users = [m for m in messages if m["role"] == "user"]
-        prompt = _content_text(users[-1].get("content")) if users else ""
-        contents = [system] + [_content_text(m.get("content")) for m in messages]
-        return ChatCall(model, prompt, tuple(contents), bool(payload.get("stream")))
+        return chat_call(model, system, turns, bool(payload.get("stream")))
 
     # -- reply shapes ----------------------------------------------------------------------
 

@@ -18,7 +18,6 @@ Faults: FakeOpenAI's kinds (``429`` as RESOURCE_EXHAUSTED with a ``google.rpc.Re
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any
 
@@ -28,8 +27,11 @@ from quiztui.testing._fake_native import (
     Handler,
     NativeFake,
     NativeReply,
+    Routed,
+    chat_call,
     compact,
     json_body,
+    seconds_text,
 )
 from quiztui.testing.fake_openai import EXTRA_FAULT_KINDS, FAULT_KINDS
 
@@ -99,7 +101,7 @@ class FakeGemini(NativeFake):
     def _fault_error(self, fault: str | None) -> NativeReply | None:
         if fault == "429":
             retry = self.retry_after
-            delay = f"{int(retry)}s" if float(retry).is_integer() else f"{retry}s"
+            delay = f"{seconds_text(retry)}s"
             details: list[dict[str, Any]] = [
                 {
                     "@type": "type.googleapis.com/google.rpc.QuotaFailure",
@@ -119,41 +121,23 @@ class FakeGemini(NativeFake):
 
     # -- endpoints -------------------------------------------------------------------------
 
-    async def _list_models(
-        self,
-        base: dict[str, Any],
-        match: re.Match[str],
-        body: bytes,
-        writer: asyncio.StreamWriter,
-        keep_alive: bool,
-    ) -> bool:
-        def card(name: str) -> dict[str, Any]:
-            methods = ["generateContent", "streamGenerateContent"]
-            return {
-                "name": f"models/{name}",
-                "displayName": name,
-                "supportedGenerationMethods": methods,
-            }
+    def _model_card(self, name: str) -> dict[str, Any]:
+        methods = ["generateContent", "streamGenerateContent"]
+        return {
+            "name": f"models/{name}",
+            "displayName": name,
+            "supportedGenerationMethods": methods,
+        }
 
-        wanted = match.group("model")
-        if wanted is None:
-            payload = {"models": [card(m) for m in self.models]}
-            return self._json_ok(base, payload, writer, keep_alive)
-        if wanted not in self.models:
-            raise _error(404, f"models/{wanted} is not found for API version v1beta")
-        return self._json_ok(base, card(wanted), writer, keep_alive)
+    def _models_page(self, cards: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"models": cards}
 
-    async def _generate(
-        self,
-        base: dict[str, Any],
-        match: re.Match[str],
-        body: bytes,
-        writer: asyncio.StreamWriter,
-        keep_alive: bool,
-    ) -> bool:
-        stream = match.group("verb") == "streamGenerateContent"
-        call = self._parse(match.group("model"), body, stream)
-        return await self._serve_chat(base, call, writer, keep_alive)
+    def _unknown_model(self, name: str) -> NativeReply:
+        return _error(404, f"models/{name} is not found for API version v1beta")
+
+    async def _generate(self, req: Routed) -> bool:
+        stream = req.match.group("verb") == "streamGenerateContent"
+        return await self._serve_chat(req, self._parse(req.match.group("model"), req.body, stream))
 
     def _parse(self, model: str, body: bytes, stream: bool) -> ChatCall:
         payload = json_body(body)
@@ -166,11 +150,8 @@ class FakeGemini(NativeFake):
             role = content.get("role") if isinstance(content, dict) else None
             if role not in ("user", "model", None):
                 raise _error(400, "Please use a valid role: user, model.")
-        system = _parts_text(payload.get("systemInstruction"))
-        users = [c for c in contents if c.get("role") in ("user", None)]
-        prompt = _parts_text(users[-1]) if users else ""
-        texts = [system] + [_parts_text(c) for c in contents]
-        return ChatCall(model, prompt, tuple(texts), stream)
+        turns = [(c.get("role") in ("user", None), _parts_text(c)) for c in contents]
+        return chat_call(model, _parts_text(payload.get("systemInstruction")), turns, stream)
 
     # -- reply shapes ----------------------------------------------------------------------
 
