@@ -17,7 +17,6 @@ import asyncio
 import hmac
 import json
 import re
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -170,13 +169,8 @@ class NativeFake(FakeOpenAI):
         writer: asyncio.StreamWriter,
         keep_alive: bool,
     ) -> bool:
-        with self._lock:
-            index = self._next_index
-            self._next_index += 1
+        self._open_record(base)
         method, path = base["method"], base["path"].rstrip("/")
-        base |= {"index": index, "time": time.time(), "model": None, "stream": False}
-        base |= {"texts": (), "ids": ()}
-        base |= {"fault": None, "prompt_tokens": 0, "completion_tokens": 0}
         try:
             if not key_ok:
                 raise self._auth_error(base["had_auth"])

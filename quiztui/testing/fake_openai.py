@@ -398,6 +398,15 @@ class FakeOpenAI:
         expected = f"Bearer {self.require_key}".encode()
         return authorization is not None and hmac.compare_digest(authorization.encode(), expected)
 
+    def _open_record(self, base: dict[str, Any]) -> None:
+        """Give a request its log index and the fields every record starts with."""
+        with self._lock:
+            index = self._next_index
+            self._next_index += 1
+        base |= {"index": index, "time": time.time(), "model": None, "stream": False}
+        base |= {"texts": (), "ids": ()}
+        base |= {"fault": None, "prompt_tokens": 0, "completion_tokens": 0}
+
     async def _dispatch(
         self,
         base: dict[str, Any],
@@ -406,13 +415,8 @@ class FakeOpenAI:
         writer: asyncio.StreamWriter,
         keep_alive: bool,
     ) -> bool:
-        with self._lock:
-            index = self._next_index
-            self._next_index += 1
+        self._open_record(base)
         method, path, had_auth = base["method"], base["path"], base["had_auth"]
-        base |= {"index": index, "time": time.time(), "model": None, "stream": False}
-        base |= {"texts": (), "ids": ()}
-        base |= {"fault": None, "prompt_tokens": 0, "completion_tokens": 0}
         try:
             if not key_ok:
                 message = "Incorrect API key provided." if had_auth else "No API key provided."
