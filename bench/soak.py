@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from quiztui.core.quiz import Question, Quiz
-from quiztui.core.simulation import truth_table
 from quiztui.pipeline.events import (
     AssertionUnjudged,
     RunFinished,
@@ -46,6 +45,7 @@ from quiztui.pipeline.prompts import load_prompt
 from quiztui.pipeline.vet import VetRun, VetSettings
 from quiztui.providers.openai_compat import OpenAICompatProvider
 from quiztui.providers.retry import RetryPolicy
+from quiztui.simulate.vet import truth_table
 from quiztui.store import Store
 from quiztui.testing.fake_openai import FakeOpenAI
 

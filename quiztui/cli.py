@@ -339,8 +339,8 @@ def _make_run_factory(  # type: ignore[no-untyped-def]
 def teach_simulated_judge(provider, quiz: Quiz) -> None:  # type: ignore[no-untyped-def]
     """The simulated judge answers from a truth table made at start; an edited question's new
     assertions join it (true as keyed), so re-judging an edit works offline too."""
-    from quiztui.core.simulation import truth_table
     from quiztui.providers.simulated import SimulatedProvider
+    from quiztui.simulate.vet import truth_table
 
     if isinstance(provider, SimulatedProvider):
         for text, truth in truth_table(quiz).items():

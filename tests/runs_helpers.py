@@ -11,10 +11,10 @@ from pipeline_helpers import collect
 from tui_helpers import make_quiz
 
 from quiztui.core.quiz import Quiz
-from quiztui.core.simulation import truth_table
 from quiztui.pipeline.events import RunSummary
 from quiztui.pipeline.vet import VetSettings
 from quiztui.providers.simulated import SimulatedProvider
+from quiztui.simulate.vet import truth_table
 
 # 2024-03-01 09:00 and 09:30 UTC; each run "took" 42 s.
 CREATED = (1709283600.0, 1709285400.0)

@@ -15,7 +15,7 @@ from quiztui.core.agreement import (
     fleiss_kappa,
     fleiss_kappa_labels,
 )
-from quiztui.core.simulation import judge_verdict
+from quiztui.simulate.vet import judge_verdict
 
 # --- Cohen's κ ----------------------------------------------------------------------------------
 

@@ -21,7 +21,6 @@ from quiztui.core.question_mode import (
     render_question,
 )
 from quiztui.core.quiz import Question, Quiz
-from quiztui.core.simulation import oracle_choice, oracle_reply, truth_table
 from quiztui.errors import QuizFormatError
 from quiztui.formats.statements import load_statements
 from quiztui.pipeline.calibrate import (
@@ -34,6 +33,7 @@ from quiztui.pipeline.calibrate import (
 from quiztui.pipeline.prompts import load_prompt
 from quiztui.pipeline.vet import VetSettings
 from quiztui.providers.simulated import SimulatedProvider
+from quiztui.simulate.vet import oracle_choice, oracle_reply, truth_table
 from quiztui.store import Store
 from quiztui.store.db import MIGRATIONS, SCHEMA_V1
 from quiztui.testing.fake_openai import FakeOpenAI

@@ -22,8 +22,8 @@ from quiztui.core.bayes import (
 from quiztui.core.calibration import Confusion, beta_interval, wilson_interval
 from quiztui.core.kscore import Badge, badge, k_score
 from quiztui.core.quiz import Question
-from quiztui.core.simulation import judge_verdict
 from quiztui.pipeline.scoring import score_question
+from quiztui.simulate.vet import judge_verdict
 
 TPR, TNR = 0.85, 0.92
 

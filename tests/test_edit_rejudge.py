@@ -19,8 +19,8 @@ from tui_helpers import settled
 from quiztui import cli
 from quiztui.config import load_config
 from quiztui.core.assertions import assertion_text
-from quiztui.core.simulation import truth_table
 from quiztui.formats import load_quiz
+from quiztui.simulate.vet import truth_table
 from quiztui.store import Store
 from quiztui.testing.fake_openai import FakeOpenAI
 from quiztui.tui.app import QuiztuiApp

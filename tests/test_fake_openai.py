@@ -15,8 +15,8 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from quiztui.core.assertions import decompose, render_batch
 from quiztui.core.quiz import Question, Quiz
-from quiztui.core.simulation import oracle_reply
 from quiztui.core.verdicts import parse_reply
+from quiztui.simulate.vet import oracle_reply
 from quiztui.testing import (
     FAULT_KINDS,
     REFUSAL_TEXT,

@@ -16,11 +16,11 @@ from rich.text import Text
 from textual.widgets import Static
 from tui_helpers import constant_clock, make_quiz
 
-from quiztui.core.simulation import truth_table
 from quiztui.pipeline.events import RunFinished, RunStarted, RunSummary, UsageUpdated, VetEvent
 from quiztui.pipeline.vet import VetSettings
 from quiztui.providers.base import ChatRequest
 from quiztui.providers.simulated import SimulatedProvider
+from quiztui.simulate.vet import truth_table
 from quiztui.tui.app import QuiztuiApp
 
 SIZE = (120, 40)

@@ -15,7 +15,8 @@ import pypdf
 import pytest
 
 from quiztui.cli import main
-from quiztui.core.generate_oracle import (
+from quiztui.core.locate import Locator, locate, normalise
+from quiztui.core.markers import (
     DISTRACTORS_BEGIN,
     DOC_BEGIN,
     DOC_END,
@@ -23,8 +24,6 @@ from quiztui.core.generate_oracle import (
     REPHRASE_BEGIN,
     neutralise_markers,
 )
-from quiztui.core.generate_oracle import reply as oracle_reply
-from quiztui.core.locate import Locator, locate, normalise
 from quiztui.formats import load_quiz
 from quiztui.formats.document import DocumentError, chunk_document, read_document
 from quiztui.pipeline.generate import (
@@ -42,6 +41,7 @@ from quiztui.pipeline.generate import (
 )
 from quiztui.pipeline.prompts import load_prompt
 from quiztui.providers.base import ChatRequest, ChatResult, Usage
+from quiztui.simulate.generate import reply as oracle_reply
 from quiztui.testing.fake_openai import FakeOpenAI
 
 # -- a minimal PDF writer ------------------------------------------------------------------------

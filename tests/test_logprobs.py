@@ -25,13 +25,9 @@ from quiztui.core.logprobs import (
     LogprobIndex,
     TokenLogprob,
     graded_key_score,
-    oracle_logprobs,
     p_true_of,
-    tokenize,
-    tokens_by_chunk,
 )
 from quiztui.core.quiz import Quiz
-from quiztui.core.simulation import judge_confidence, oracle_reply
 from quiztui.core.verdicts import parse_reply
 from quiztui.errors import ConfigError
 from quiztui.pipeline.events import (
@@ -50,6 +46,8 @@ from quiztui.providers.openai_compat import OpenAICompatProvider
 from quiztui.providers.retry import RetryPolicy
 from quiztui.providers.simulated import SimulatedProvider
 from quiztui.report.writers import to_csv, to_json, to_markdown
+from quiztui.simulate.logprobs import oracle_logprobs, tokenize, tokens_by_chunk
+from quiztui.simulate.vet import judge_confidence, oracle_reply
 from quiztui.store import Store
 from quiztui.testing.fake_openai import FakeOpenAI, truth_from_quiz
 from quiztui.tui.screens.detail import option_text, summary_text
@@ -78,7 +76,7 @@ def provider_for(server: FakeOpenAI, **kw: object) -> OpenAICompatProvider:
 
 
 def expected_p_true(text: str, truth: bool, said: bool, seed: int = 0) -> float:
-    """What LogprobIndex must read from core.logprobs.synthetic_logprobs for this verdict."""
+    """What LogprobIndex must read from simulate.logprobs.synthetic_logprobs for this verdict."""
     c = judge_confidence(text, truth, said, seed)
     junk = min(0.001, (1 - c) / 10)
     p_said = c / (1 - junk)

@@ -12,12 +12,12 @@ from conftest import REPO
 from pipeline_helpers import make_quiz
 
 from quiztui.cli import main
-from quiztui.core.simulation import truth_table
 from quiztui.pipeline.events import RunFinished
 from quiztui.pipeline.panel import PanelFinished, PanelMemberEvent, PanelRun
 from quiztui.pipeline.prompts import load_prompt
 from quiztui.pipeline.vet import VetSettings
 from quiztui.providers.simulated import SimulatedProvider
+from quiztui.simulate.vet import truth_table
 from quiztui.store import Store
 
 JUDGES = ((0.95, 0.90), (0.80, 0.85), (0.70, 0.95))

@@ -13,13 +13,13 @@ from tui_helpers import constant_clock, settled
 from quiztui.cli import judge_accuracy
 from quiztui.core.calibration import JudgeProfile
 from quiztui.core.quiz import Quiz
-from quiztui.core.simulation import truth_table
 from quiztui.formats import load_quiz
 from quiztui.pipeline.calibrate import CalibrationRun, ProfileMeasured, load_gold
 from quiztui.pipeline.events import VetEvent
 from quiztui.pipeline.prompts import load_prompt
 from quiztui.pipeline.vet import VetRun, VetSettings
 from quiztui.providers.openai_compat import OpenAICompatProvider
+from quiztui.simulate.vet import truth_table
 from quiztui.store import Store
 from quiztui.testing.fake_openai import FakeOpenAI
 from quiztui.tui.app import QuiztuiApp

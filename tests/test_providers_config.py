@@ -10,7 +10,6 @@ import pytest
 from pipeline_helpers import collect, make_quiz
 
 from quiztui.config import Config, load_config
-from quiztui.core.simulation import truth_table
 from quiztui.errors import ConfigError, StoreError
 from quiztui.pipeline.vet import VetSettings
 from quiztui.providers.base import ChatRequest, RequestFailed
@@ -18,6 +17,7 @@ from quiztui.providers.factory import build_provider
 from quiztui.providers.openai_compat import OpenAICompatProvider
 from quiztui.providers.retry import RetryPolicy, parse_retry_after
 from quiztui.providers.simulated import SimulatedProvider
+from quiztui.simulate.vet import truth_table
 
 
 def test_backoff_grows_exponentially_with_bounded_jitter() -> None:

@@ -33,9 +33,6 @@ from quiztui.core.review import (
     parse_scores,
     round_half_up,
 )
-from quiztui.core.review_oracle import features, parse_prompt
-from quiztui.core.review_oracle import reply as oracle_review_reply
-from quiztui.core.simulation import oracle_reply
 from quiztui.errors import QuizFormatError
 from quiztui.formats import load_quiz
 from quiztui.formats.ratings import load_ratings, resolve
@@ -53,6 +50,9 @@ from quiztui.pipeline.review import (
 from quiztui.providers.openai_compat import OpenAICompatProvider
 from quiztui.providers.retry import RetryPolicy
 from quiztui.providers.simulated import SimulatedProvider
+from quiztui.simulate.review import features, parse_prompt
+from quiztui.simulate.review import reply as oracle_review_reply
+from quiztui.simulate.vet import oracle_reply
 from quiztui.store import Store
 from quiztui.testing.fake_openai import FakeOpenAI
 

@@ -1,6 +1,6 @@
 """Robustness runs (MultiQ&A, seed 002): parsers, grouping, the pipeline over real HTTP, the CLI.
 
-The fake server answers the rewrite and answer prompts with :mod:`quiztui.core.robust_oracle`
+The fake server answers the rewrite and answer prompts with :mod:`quiztui.simulate.robustness`
 (``disagreement`` and ``refusal_rate`` configurable); the metrics themselves are checked against
 independent implementations in ``test_robustness_metrics.py``.
 """
@@ -31,7 +31,6 @@ from quiztui.core.paraphrase import (
     render_rewrite,
 )
 from quiztui.core.quiz import Question, Quiz
-from quiztui.core.robust_oracle import CONTENT_FILTERED, original_of, rewrites
 from quiztui.formats import load_quiz
 from quiztui.pipeline.prompts import load_prompt
 from quiztui.pipeline.robustness import (
@@ -45,6 +44,7 @@ from quiztui.pipeline.robustness import (
 )
 from quiztui.providers.openai_compat import OpenAICompatProvider
 from quiztui.providers.retry import RetryPolicy
+from quiztui.simulate.robustness import CONTENT_FILTERED, original_of, rewrites
 from quiztui.store import Store
 from quiztui.testing.fake_openai import FakeOpenAI
 

@@ -17,9 +17,9 @@ from textual.widgets import Static
 from tui_helpers import MARKUP_QUESTION, constant_clock, make_quiz, stream_factory
 
 from quiztui.core.quiz import Quiz
-from quiztui.core.simulation import truth_table
 from quiztui.pipeline.robustness import RobustnessRun, RobustnessSettings
 from quiztui.providers.simulated import SimulatedProvider
+from quiztui.simulate.vet import truth_table
 from quiztui.tui.app import QuiztuiApp
 from quiztui.tui.grade_app import GradeApp
 from quiztui.tui.screens.robustness import RobustDetailScreen, RobustnessScreen

@@ -14,13 +14,13 @@ from tui_helpers import make_quiz
 
 from quiztui.core.agreement import cohen_kappa
 from quiztui.core.compare import QuizMismatch, RunSide, compare_runs
-from quiztui.core.simulation import truth_table
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import RunFinished, UsageUpdated
 from quiztui.pipeline.history import compare_stored, load_run
 from quiztui.pipeline.prompts import load_prompt
 from quiztui.pipeline.vet import VetRun, VetSettings
 from quiztui.providers.simulated import SimulatedProvider
+from quiztui.simulate.vet import truth_table
 from quiztui.store import Store
 
 T, F = True, False

@@ -672,10 +672,10 @@ async def test_events_after_cancel_do_not_leak_into_a_new_run() -> None:
 
 
 async def test_the_real_pipeline_with_the_simulated_judge_fills_the_tables(tmp_path: Path) -> None:
-    from quiztui.core.simulation import truth_table
     from quiztui.pipeline.prompts import load_prompt
     from quiztui.pipeline.vet import VetRun, VetSettings
     from quiztui.providers.simulated import SimulatedProvider
+    from quiztui.simulate.vet import truth_table
     from quiztui.store import Store
 
     quiz = make_quiz()

@@ -18,7 +18,6 @@ from quiztui.core.assertions import decompose, shuffled
 from quiztui.core.bayes import JudgeAccuracy
 from quiztui.core.kscore import Badge
 from quiztui.core.quiz import Question, Quiz
-from quiztui.core.simulation import judge_verdict
 from quiztui.pipeline.events import (
     AssertionUnjudged,
     QuestionScored,
@@ -31,6 +30,7 @@ from quiztui.pipeline.events import (
     VetEvent,
 )
 from quiztui.pipeline.scoring import score_question
+from quiztui.simulate.vet import judge_verdict
 
 MARKUP_QUESTION = "Which tag is [bold]x[/] and [link=x]y, not [/bold]?"
 MARKUP_OPTION = "[red]z[/red]"

@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from quiztui.core.assertions import sanitise as _flatten
-from quiztui.core.generate_oracle import neutralise_markers
 from quiztui.core.grading import REFUSAL_MARKERS, ReplyUnparsed
 from quiztui.core.lexical import normalize_answer
+from quiztui.core.markers import neutralise_markers
 from quiztui.core.question_mode import LETTERS, parse_choice_line
 
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from quiztui.core.generate_oracle import DONT_KNOW, neutralise_markers
 from quiztui.core.locate import DEFAULT_MIN_RATIO, Location
+from quiztui.core.markers import DONT_KNOW, neutralise_markers
 from quiztui.core.qa_replies import (
     QAItem,
     ReplyError,

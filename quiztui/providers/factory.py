@@ -9,7 +9,6 @@ import httpx
 
 from quiztui.config import Config, JudgeConfig
 from quiztui.core.quiz import Quiz
-from quiztui.core.simulation import truth_table
 from quiztui.errors import ConfigError
 from quiztui.providers import anthropic, gemini
 from quiztui.providers.anthropic import AnthropicProvider
@@ -18,6 +17,7 @@ from quiztui.providers.gemini import GeminiProvider
 from quiztui.providers.openai_compat import OpenAICompatProvider
 from quiztui.providers.retry import RetryPolicy
 from quiztui.providers.simulated import SimulatedProvider
+from quiztui.simulate.vet import truth_table
 
 OLLAMA_URL = "http://localhost:11434/v1"
 DEFAULT_BASE_URL = str(JudgeConfig.model_fields["base_url"].default)

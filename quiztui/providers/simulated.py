@@ -6,7 +6,7 @@ SIMULATED. Token counts are an approximation (characters / 4), as no tokenizer i
 Its usage counts requests in flight against its fixed concurrency limit, as the HTTP providers do,
 so the footer's connection figure shows offline too.
 Asked for logprobs, it cuts its reply into word pieces and gives each verdict word the oracle's
-confidence (:func:`quiztui.core.logprobs.oracle_logprobs`), so P(true) shows offline too.
+confidence (:func:`quiztui.simulate.logprobs.oracle_logprobs`), so P(true) shows offline too.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import asyncio
 import math
 from collections.abc import Mapping
 
-from quiztui.core.logprobs import TokenLogprob, oracle_logprobs, tokens_by_chunk
-from quiztui.core.robust_oracle import CONTENT_FILTERED
-from quiztui.core.simulation import oracle_reply
+from quiztui.core.logprobs import TokenLogprob
 from quiztui.providers.base import ChatRequest, ChatResult, OnLogprobs, OnRetry, OnText, Usage
+from quiztui.simulate.logprobs import oracle_logprobs, tokens_by_chunk
+from quiztui.simulate.robustness import CONTENT_FILTERED
+from quiztui.simulate.vet import oracle_reply
 
 
 def approx_tokens(text: str) -> int:

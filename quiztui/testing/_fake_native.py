@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from quiztui.core.assertions import parse_rendered_batch
-from quiztui.core.robust_oracle import CONTENT_FILTERED
+from quiztui.simulate.robustness import CONTENT_FILTERED
 from quiztui.testing.fake_openai import (
     FakeOpenAI,
     _chunk,

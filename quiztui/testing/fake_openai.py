@@ -1,7 +1,7 @@
 """A loopback OpenAI-compatible chat server for tests and benchmarks: real sockets, real SSE.
 
 The server answers ``POST /v1/chat/completions`` from a truth table with the same deterministic
-oracle the simulated provider uses (:func:`quiztui.core.simulation.oracle_reply`), so a judge
+oracle the simulated provider uses (:func:`quiztui.simulate.vet.oracle_reply`), so a judge
 reached over HTTP says exactly what the simulated judge says. It serves ``GET /v1/models`` too.
 The OpenAI Batch API (``/v1/files``, ``/v1/batches``) is served by
 :mod:`quiztui.testing.fake_batches` through ``server.batches``.
@@ -14,12 +14,12 @@ requests only: ``429`` (with ``Retry-After``), ``500``, ``drop`` (close without 
 ``missing`` (about a third of the ids left out) and ``refusal`` (no verdicts at all); and, only
 when asked for, ``content_filter`` (an empty reply ending with ``finish_reason`` "content_filter").
 
-Robustness prompts are answered by :mod:`quiztui.core.robust_oracle`: ``disagreement`` and
+Robustness prompts are answered by :mod:`quiztui.simulate.robustness`: ``disagreement`` and
 ``refusal_rate`` set how often an answer differs from the truth and how often it is refused.
 
 Asked for ``logprobs`` (and ``top_logprobs``), it returns OpenAI-shaped ``logprobs.content`` in
 non-streamed replies and in every streamed chunk: the reply cut into word pieces, each verdict word
-at the simulated judge's confidence (:func:`quiztui.core.logprobs.oracle_logprobs`).
+at the simulated judge's confidence (:func:`quiztui.simulate.logprobs.oracle_logprobs`).
 ``reject_logprobs=True`` answers such requests 400 instead, as servers without logprobs do.
 
 Token counts are an approximation, not a tokenizer: ``ceil(len(text) / 4)`` for every message's
@@ -51,9 +51,10 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 from quiztui.core.assertions import parse_rendered_batch
-from quiztui.core.logprobs import TokenLogprob, oracle_logprobs, tokens_by_chunk
-from quiztui.core.robust_oracle import CONTENT_FILTERED
-from quiztui.core.simulation import oracle_reply, truth_table
+from quiztui.core.logprobs import TokenLogprob
+from quiztui.simulate.logprobs import oracle_logprobs, tokens_by_chunk
+from quiztui.simulate.robustness import CONTENT_FILTERED
+from quiztui.simulate.vet import oracle_reply, truth_table
 from quiztui.testing.fake_batches import FakeBatches
 
 if TYPE_CHECKING:

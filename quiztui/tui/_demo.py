@@ -24,12 +24,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--theme", default=None)
     args = parser.parse_args(argv)
 
-    from quiztui.core.simulation import truth_table
     from quiztui.formats import load_quiz
     from quiztui.pipeline.events import VetEvent
     from quiztui.pipeline.prompts import load_prompt
     from quiztui.pipeline.vet import VetRun, VetSettings
     from quiztui.providers.simulated import SimulatedProvider
+    from quiztui.simulate.vet import truth_table
     from quiztui.store import Store
     from quiztui.tui.app import QuiztuiApp
 

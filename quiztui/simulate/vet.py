@@ -11,10 +11,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 
-from quiztui.core import generate_oracle, grade_oracle, review_oracle, robust_oracle
 from quiztui.core.assertions import decompose, parse_rendered_batch
 from quiztui.core.question_mode import LETTERS, parse_rendered_question
 from quiztui.core.quiz import Quiz
+from quiztui.simulate import generate as generate_oracle
+from quiztui.simulate import grade as grade_oracle
+from quiztui.simulate import review as review_oracle
+from quiztui.simulate import robustness as robust_oracle
 
 
 def _unit(seed: int, text: str) -> float:

@@ -25,20 +25,21 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-DOC_BEGIN = "<<<DOCUMENT TEXT>>>"
-DOC_END = "<<<END OF DOCUMENT TEXT>>>"
-REPHRASE_BEGIN = "<<<QA PAIRS TO REPHRASE>>>"
-REPHRASE_END = "<<<END OF QA PAIRS TO REPHRASE>>>"
-CANDIDATES_BEGIN = "<<<QUESTIONS TO ANSWER>>>"
-CANDIDATES_END = "<<<END OF QUESTIONS TO ANSWER>>>"
-DISTRACTORS_BEGIN = "<<<ANSWERS NEEDING DISTRACTORS>>>"
-DISTRACTORS_END = "<<<END OF ANSWERS NEEDING DISTRACTORS>>>"
+from quiztui.core.markers import (
+    CANDIDATES_BEGIN,
+    CANDIDATES_END,
+    DISTRACTORS_BEGIN,
+    DISTRACTORS_END,
+    DOC_BEGIN,
+    DOC_END,
+    DONT_KNOW,
+    REPHRASE_BEGIN,
+    REPHRASE_END,
+)
 
-DONT_KNOW = "I don't know"
 BLANK = "___"
 MAX_PAIRS_PER_CHUNK = 50
 
-_BRACKET_RUN = re.compile(r"<{3,}|>{3,}")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 _TERM = re.compile(r"\b[A-Z][a-zA-Z-]+(?: [A-Z][a-zA-Z-]+)*")
@@ -47,11 +48,6 @@ _FALLBACK_TERMS = ("Alexander", "Victoria", "Meridian", "Cambridge", "Atlas", "O
 # question -> answer, for the pairs this oracle wrote (bounded; cleared when full).
 _KNOWN: dict[str, str] = {}
 _KNOWN_LIMIT = 100_000
-
-
-def neutralise_markers(text: str) -> str:
-    """Untrusted text made unable to open or close a marker: runs of 3+ '<' or '>' are spaced."""
-    return _BRACKET_RUN.sub(lambda m: " ".join(m.group()), text)
 
 
 def reply(prompt: str, seed: int = 0) -> str | None:

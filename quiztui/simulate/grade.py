@@ -14,12 +14,9 @@ import hashlib
 import json
 import math
 import re
-from typing import TYPE_CHECKING
 
 from quiztui.core.lexical import normalize_answer, token_f1
-
-if TYPE_CHECKING:  # logprobs imports simulation, which imports this module
-    from quiztui.core.logprobs import TokenLogprob
+from quiztui.core.logprobs import TokenLogprob
 
 _FIELD = re.compile(r"^([A-Za-z_' ()]+?):[ \t]?(.*)$", re.M)
 
@@ -106,7 +103,6 @@ def logprobs(prompt: str, reply: str, top_n: int = 5) -> list[TokenLogprob] | No
     """Tokens for a fact-scoring reply: the digit at the oracle's confidence, the other listed."""
     if kind_of(prompt) != "fact_score":
         return None
-    from quiztui.core.logprobs import TokenLogprob
 
     f = _fields(prompt)
     confidence = _fact_confidence(f["fact"], f["context(s)"])
