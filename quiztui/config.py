@@ -22,14 +22,19 @@ from pydantic import (
 )
 
 from quiztui.errors import ConfigError
-from quiztui.locations import config_path, default_db_path
+from quiztui.locations import LOCATION_VARIABLES, config_path, default_db_path
 
 if TYPE_CHECKING:
     from quiztui.core.estimate import ModelPrice
 
 
+# Seeds and run ids are stored in SQLite INTEGER columns: signed 64-bit.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # No inf/nan anywhere: an infinite timeout, latency or budget is a typo, not a setting.
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
 class JudgeConfig(_Section):
@@ -88,7 +93,9 @@ class VetConfig(_Section):
     prior: float = Field(
         0.95, gt=0.0, lt=1.0, description="prior probability that a key is correct"
     )
-    seed: int | None = Field(None, description="shuffle seed (unset: derived from the quiz)")
+    seed: int | None = Field(
+        None, ge=INT64_MIN, le=INT64_MAX, description="shuffle seed (unset: derived from the quiz)"
+    )
     cache: bool = Field(True, description="reuse verdicts of the same judge for the same assertion")
     mode: Literal["assertion", "question"] = Field(
         "assertion",
@@ -243,7 +250,9 @@ class SimulatedConfig(_Section):
     tnr: float = Field(0.95, ge=0.0, le=1.0, description="P(says false | assertion false)")
     latency: float = Field(0.3, ge=0.0, description="seconds per request")
     line_delay: float = Field(0.06, ge=0.0, description="seconds between streamed reply lines")
-    seed: int = Field(0, description="seed of the simulated judge's errors")
+    seed: int = Field(
+        0, ge=INT64_MIN, le=INT64_MAX, description="seed of the simulated judge's errors"
+    )
     disagreement: float = Field(
         0.08,
         ge=0.0,
@@ -334,6 +343,18 @@ class UIConfig(_Section):
     flush_interval: float = Field(0.1, gt=0.0, le=2.0, description="seconds between table flushes")
 
 
+class LogConfig(_Section):
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
+        "INFO",
+        description="level of the log file (quiztui locate log); QUIZTUI_LOG_LEVEL overrides it",
+    )
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+
 class Config(_Section):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)  # type: ignore[arg-type]
     vet: VetConfig = Field(default_factory=VetConfig)  # type: ignore[arg-type]
@@ -346,6 +367,7 @@ class Config(_Section):
     batch: BatchConfig = Field(default_factory=BatchConfig)  # type: ignore[arg-type]
     store: StoreConfig = Field(default_factory=StoreConfig)  # type: ignore[arg-type]
     ui: UIConfig = Field(default_factory=UIConfig)  # type: ignore[arg-type]
+    log: LogConfig = Field(default_factory=LogConfig)  # type: ignore[arg-type]
 
     def db_path(self) -> Path:
         return Path(self.store.path).expanduser() if self.store.path else default_db_path()
@@ -363,11 +385,7 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     sections = set(Config.model_fields)
     for name, value in environ.items():
-        if not name.startswith("QUIZTUI_") or name in (
-            "QUIZTUI_CONFIG",
-            "QUIZTUI_CONFIG_DIR",
-            "QUIZTUI_DATA_DIR",
-        ):
+        if not name.startswith("QUIZTUI_") or name in LOCATION_VARIABLES:
             continue
         section, _, key = name[len("QUIZTUI_") :].lower().partition("_")
         if section in sections and key:

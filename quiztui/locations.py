@@ -9,6 +9,11 @@ import platformdirs
 
 APP = "quiztui"
 
+# Environment variables that name a location; they are not ``QUIZTUI_<SECTION>_<KEY>`` overrides.
+LOCATION_VARIABLES = frozenset(
+    ("QUIZTUI_CONFIG", "QUIZTUI_CONFIG_DIR", "QUIZTUI_DATA_DIR", "QUIZTUI_LOG_DIR")
+)
+
 
 def config_dir() -> Path:
     return Path(os.environ.get("QUIZTUI_CONFIG_DIR") or platformdirs.user_config_dir(APP))
@@ -16,6 +21,15 @@ def config_dir() -> Path:
 
 def data_dir() -> Path:
     return Path(os.environ.get("QUIZTUI_DATA_DIR") or platformdirs.user_data_dir(APP))
+
+
+def log_dir() -> Path:
+    """Where the rotating log file lives (``quiztui locate log``)."""
+    return Path(os.environ.get("QUIZTUI_LOG_DIR") or platformdirs.user_log_dir(APP))
+
+
+def log_path() -> Path:
+    return log_dir() / "quiztui.log"
 
 
 def config_path() -> Path:

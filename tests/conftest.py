@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from quiztui.log import teardown_logging
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -12,9 +15,12 @@ KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENAI_BAS
 
 
 @pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("QUIZTUI_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("QUIZTUI_DATA_DIR", str(tmp_path / "data"))
+    # The CLI's log file (quiztui/log.py) goes here, never to the user's log dir.
+    monkeypatch.setenv("QUIZTUI_LOG_DIR", str(tmp_path / "log"))
+    monkeypatch.delenv("QUIZTUI_LOG_LEVEL", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
@@ -28,6 +34,9 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The demo pace of the simulated judge is for people; tests run it at full speed.
     monkeypatch.setenv("QUIZTUI_SIMULATED_LATENCY", "0")
     monkeypatch.setenv("QUIZTUI_SIMULATED_LINE_DELAY", "0")
+    yield
+    # A test that ran the CLI in-process leaves its log handler open: close it.
+    teardown_logging()
 
 
 def shared_data(*parts: str) -> Path:
