@@ -21,7 +21,8 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from functools import partial
+from typing import Any, TypeVar
 
 from quiztui.core.assertions import sanitise
 from quiztui.core.benchmark import BenchmarkResult, evaluate
@@ -30,7 +31,6 @@ from quiztui.core.grading import (
     FactScore,
     GradeItem,
     GradeOutcome,
-    ReplyUnparsed,
     fact_token_probability,
     facts_outcome,
     parse_fact_score,
@@ -40,19 +40,21 @@ from quiztui.core.grading import (
     unscored,
 )
 from quiztui.core.lexical import best_match
-from quiztui.core.logprobs import TokenLogprob
 from quiztui.errors import QuiztuiError
 from quiztui.formats.benchmarks import Benchmark
-from quiztui.pipeline.prompts import PromptTemplate, load_prompt
-from quiztui.pipeline.streaming import Emit, events_of
-from quiztui.providers.base import (
-    ChatRequest,
-    Provider,
-    RequestFailed,
-    RetryNotice,
-    StreamInterrupted,
+from quiztui.pipeline.asking import Asked, Asker, RunStopped
+from quiztui.pipeline.lifecycle import (
+    FAILED,
+    FINISHED,
+    Emit,
+    RunLifecycle,
+    Work,
+    usage_mark,
 )
+from quiztui.pipeline.prompts import PromptTemplate, load_prompt
+from quiztui.providers.base import Provider, RetryNotice
 from quiztui.store import Store
+from quiztui.store.grades import GradeStore
 
 T = TypeVar("T")
 
@@ -153,31 +155,14 @@ def fill(template: str, **values: str) -> str:
     return re.sub(r"\{(\w+)\}", lambda m: clean.get(m.group(1), m.group(0)), template)
 
 
-@dataclass
-class _Asked(Generic[T]):
-    """One question to the judge, asked until it parsed: the value, or why not."""
-
-    value: T | None = None
-    reason: str = "no reply"
-    reply: str = ""
-    tokens: list[TokenLogprob] = field(default_factory=list)
-    attempts: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-
-    @property
-    def extra(self) -> dict[str, Any]:
-        """Outcome fields: attempts, tokens and the reply."""
-        return {
-            "attempts": self.attempts,
-            "tokens_in": self.tokens_in,
-            "tokens_out": self.tokens_out,
-            "reply": self.reply,
-        }
-
-
-class _Stop(Exception):
-    """The run cannot go on (authentication failed); carries the reason."""
+def _extra(asked: Asked[Any]) -> dict[str, Any]:
+    """Outcome fields of one ask: attempts, tokens and the reply."""
+    return {
+        "attempts": asked.attempts,
+        "tokens_in": asked.tokens_in,
+        "tokens_out": asked.tokens_out,
+        "reply": asked.reply,
+    }
 
 
 @dataclass
@@ -217,7 +202,8 @@ class GradeRun:
 
             self.embedder = load_embedder()  # raises EmbedExtraMissing with the install line
         self.run_id: int | None = None
-        self._reasks = 0  # replies asked again because they did not parse
+        # Counts the replies asked again because they did not parse, over the run.
+        self._asker = Asker(settings.temperature, settings.max_tokens, settings.max_reasks)
 
     @property
     def judge_label(self) -> str:
@@ -234,88 +220,99 @@ class GradeRun:
     def prompt_hash(self) -> str:
         return "+".join(p.hash for p in self.prompts.values()) or self.settings.grader
 
+    @property
+    def simulated(self) -> bool:
+        return bool(self.provider and self.provider.simulated)
+
     async def events(self) -> AsyncIterator[GradeEvent]:
         started = time.monotonic()
-        usage0 = _usage(self.provider)
-        if self.store is not None:
-            self.run_id = self.store.grades.create_run(
-                source=self.source,
-                grader=self.settings.grader,
-                provider=self.provider.name if self.provider else "offline",
-                model=self.provider.model if self.provider else self.settings.grader,
-                judge_label=self.judge_label,
-                simulated=bool(self.provider and self.provider.simulated),
-                prompt_hash=self.prompt_hash,
-                params={"max_reasks": self.settings.max_reasks, "items": len(self.items)},
-            )
+        usage0 = usage_mark([self.provider])
+        life: RunLifecycle[GradeEvent, GradeStore] = RunLifecycle(
+            self.store.grades if self.store is not None else None, record=_record
+        )
+        self.run_id = life.start(self._create_run)
         yield GradeStarted(
             self.run_id,
             self.settings.grader,
             len(self.items),
             self.judge_label,
-            bool(self.provider and self.provider.simulated),
+            self.simulated,
             self.source,
         )
         outcomes: list[GradeOutcome] = []
         shared = _Shared()
-        try:
-            async for event in self._grade_all(shared):
+        async with life.stream(self._work(shared)) as events:
+            async for event in events:
                 if isinstance(event, ItemGraded):
                     outcomes.append(event.outcome)
-                    if self.store is not None and self.run_id is not None:
-                        self.store.grades.record(
-                            self.run_id, event.seq, event.split, event.item, event.outcome
-                        )
                 yield event
-        except BaseException:
-            if self.store is not None and self.run_id is not None:
-                self.store.grades.finish_run(self.run_id, "stopped", None)
-            raise
         summary = self._summary(outcomes, usage0, time.monotonic() - started, shared.stopped)
-        if self.store is not None and self.run_id is not None:
-            status = "failed" if shared.stopped else "finished"
-            self.store.grades.finish_run(self.run_id, status, _summary_dict(summary))
+        life.finish(FAILED if shared.stopped else FINISHED, _summary_dict(summary))
         yield GradeFinished(self.run_id, summary)
 
-    async def _grade_all(self, shared: _Shared) -> AsyncIterator[GradeEvent]:
-        grader = self.settings.grader
-        if grader == "lexical":
-            for seq, item in enumerate(self.items):
-                yield ItemGraded(seq, item, lexical_outcome(item), self.splits[seq])
-                if seq % 256 == 255:
-                    await asyncio.sleep(0)
-            return
-        if grader == "embedding":
-            step = 128
-            for start in range(0, len(self.items), step):
-                chunk = self.items[start : start + step]
-                scores = await asyncio.to_thread(_embedding_scores, self.embedder, chunk)
-                for offset, (item, cosine) in enumerate(zip(chunk, scores, strict=True)):
-                    seq = start + offset
-                    outcome = GradeOutcome(
-                        item.id, "embedding", cosine, f"{cosine:.3f}", "cosine similarity"
-                    )
-                    yield ItemGraded(seq, item, outcome, self.splits[seq])
-            return
+    def _create_run(self, grades: GradeStore) -> int:
+        return grades.create_run(
+            source=self.source,
+            grader=self.settings.grader,
+            provider=self.provider.name if self.provider else "offline",
+            model=self.provider.model if self.provider else self.settings.grader,
+            judge_label=self.judge_label,
+            simulated=self.simulated,
+            prompt_hash=self.prompt_hash,
+            params={"max_reasks": self.settings.max_reasks, "items": len(self.items)},
+        )
+
+    def _work(self, shared: _Shared) -> Work[GradeEvent]:
+        """What grades the items, emitting one ItemGraded per item."""
+        if self.settings.grader == "lexical":
+            return self._grade_lexical
+        if self.settings.grader == "embedding":
+            return self._grade_embedding
+        return partial(self._grade_all_llm, shared)
+
+    async def _grade_lexical(self, emit: Emit[GradeEvent]) -> None:
+        for seq, item in enumerate(self.items):
+            emit(ItemGraded(seq, item, lexical_outcome(item), self.splits[seq]))
+            if seq % 256 == 255:
+                await asyncio.sleep(0)
+
+    async def _grade_embedding(self, emit: Emit[GradeEvent]) -> None:
+        step = 128
+        for start in range(0, len(self.items), step):
+            chunk = self.items[start : start + step]
+            scores = await asyncio.to_thread(_embedding_scores, self.embedder, chunk)
+            for offset, (item, cosine) in enumerate(zip(chunk, scores, strict=True)):
+                seq = start + offset
+                outcome = GradeOutcome(
+                    item.id, "embedding", cosine, f"{cosine:.3f}", "cosine similarity"
+                )
+                emit(ItemGraded(seq, item, outcome, self.splits[seq]))
+
+    async def _grade_all_llm(self, shared: _Shared, emit: Emit[GradeEvent]) -> None:
         sem = asyncio.Semaphore(max(1, self.settings.concurrency))
+        await asyncio.gather(
+            *(self._grade_one(seq, item, sem, shared, emit) for seq, item in enumerate(self.items))
+        )
 
-        async def one(seq: int, item: GradeItem, emit: Emit[GradeEvent]) -> None:
-            async with sem:
-                if shared.stopped:
-                    outcome = unscored(item.id, grader, f"not graded: {shared.stopped}")
-                else:
-                    try:
-                        outcome = await self._grade_llm(seq, item, emit, shared)
-                    except _Stop as stop:
-                        shared.stopped = shared.stopped or str(stop)
-                        outcome = unscored(item.id, grader, f"not graded: {stop}")
-            emit(ItemGraded(seq, item, outcome, self.splits[seq]))
-
-        async def all_items(emit: Emit[GradeEvent]) -> None:
-            await asyncio.gather(*(one(s, it, emit) for s, it in enumerate(self.items)))
-
-        async for event in events_of(all_items):
-            yield event
+    async def _grade_one(
+        self,
+        seq: int,
+        item: GradeItem,
+        sem: asyncio.Semaphore,
+        shared: _Shared,
+        emit: Emit[GradeEvent],
+    ) -> None:
+        grader = self.settings.grader
+        async with sem:
+            if shared.stopped:
+                outcome = unscored(item.id, grader, f"not graded: {shared.stopped}")
+            else:
+                try:
+                    outcome = await self._grade_llm(seq, item, emit, shared)
+                except RunStopped as stop:
+                    shared.stopped = shared.stopped or str(stop)
+                    outcome = unscored(item.id, grader, f"not graded: {stop}")
+        emit(ItemGraded(seq, item, outcome, self.splits[seq]))
 
     # --- LLM graders ---------------------------------------------------------------------------
 
@@ -332,16 +329,16 @@ class GradeRun:
         if grader == "rubric10":
             asked = await self._ask(seq, item, prompt, user, parse_rubric10, emit)
             if asked.value is None:
-                return unscored(item.id, grader, asked.reason, **asked.extra)
+                return unscored(item.id, grader, asked.reason, **_extra(asked))
             rating, explanation = asked.value
             return GradeOutcome(
-                item.id, grader, rating, f"{rating:g}/10", explanation, **asked.extra
+                item.id, grader, rating, f"{rating:g}/10", explanation, **_extra(asked)
             )
         verdict = await self._ask(seq, item, prompt, user, parse_pass3, emit)
         if verdict.value is None:
-            return unscored(item.id, grader, verdict.reason, **verdict.extra)
+            return unscored(item.id, grader, verdict.reason, **_extra(verdict))
         word, score, evaluation = verdict.value
-        return GradeOutcome(item.id, grader, float(score), word, evaluation, **verdict.extra)
+        return GradeOutcome(item.id, grader, float(score), word, evaluation, **_extra(verdict))
 
     async def _grade_facts(
         self, seq: int, item: GradeItem, emit: Callable[[GradeEvent], None], shared: _Shared
@@ -350,13 +347,13 @@ class GradeRun:
         # The extraction's requests count for the item that made them (the first of its reference).
         own = [extracted] if extracted is not None else []
         if isinstance(facts, str):
-            extra = own[0].extra if own else {}
+            extra = _extra(own[0]) if own else {}
             return unscored(item.id, "facts", f"fact extraction: {facts}", **extra)
         prompt = self.prompts["grade_fact_score"]
         scored = await asyncio.gather(
             *(self._score_fact(seq, item, prompt, fact, emit) for fact in facts)
         )
-        asked = own + [a for _, a in scored]
+        asked: list[Asked[Any]] = [*own, *(a for _, a in scored)]
         return facts_outcome(
             item.id,
             [f for f, _ in scored],
@@ -368,7 +365,7 @@ class GradeRun:
 
     async def _facts_for(
         self, seq: int, item: GradeItem, emit: Callable[[GradeEvent], None], shared: _Shared
-    ) -> tuple[list[str] | str, _Asked[list[str]] | None]:
+    ) -> tuple[list[str] | str, Asked[list[str]] | None]:
         """The reference's facts (or why none), extracted once per distinct reference in the run;
         the extraction request itself goes to the item that asked first, None to the others."""
         key = sanitise(item.reference)
@@ -395,7 +392,7 @@ class GradeRun:
         prompt: PromptTemplate,
         fact: str,
         emit: Callable[[GradeEvent], None],
-    ) -> tuple[FactScore, _Asked[tuple[int, int]]]:
+    ) -> tuple[FactScore, Asked[tuple[int, int]]]:
         user = fill(prompt.user, fact=fact, candidate=item.candidate)
         asked = await self._ask(
             seq,
@@ -424,17 +421,10 @@ class GradeRun:
         *,
         stream: bool | None = None,
         logprobs: bool = False,
-    ) -> _Asked[T]:
+    ) -> Asked[T]:
         """Ask until the reply parses (1 + max_reasks tries); else the reason, never a score."""
         assert self.provider is not None
         stream = self.settings.stream if stream is None else stream
-        asked: _Asked[T] = _Asked()
-        request = ChatRequest(
-            messages=(("system", prompt.system), ("user", user)),
-            temperature=self.settings.temperature,
-            max_tokens=self.settings.max_tokens,
-            logprobs=logprobs,
-        )
 
         def on_retry(notice: RetryNotice) -> None:
             emit(GradeRetried(seq, item.id, notice.attempt, notice.error, notice.delay))
@@ -442,39 +432,15 @@ class GradeRun:
         def on_text(text: str) -> None:
             emit(GradeTextReceived(seq, item.id, text))
 
-        tries = self.settings.max_reasks + 1
-        for attempt in range(1, tries + 1):
-            tokens: list[TokenLogprob] = []
-            asked.attempts += 1
-            try:
-                result = await self.provider.complete(
-                    request,
-                    on_text=on_text if stream else None,
-                    on_retry=on_retry,
-                    on_logprobs=tokens.extend if logprobs else None,
-                )
-            except StreamInterrupted as exc:
-                asked.reason = f"stream cut ({exc})"
-                asked.reply = exc.partial
-            except RequestFailed as exc:
-                if not exc.retryable and exc.status in (401, 403, 404):
-                    raise _Stop(f"request failed: {exc}") from None
-                asked.reason = f"request failed: {exc}"
-                return asked  # the provider has already retried what can be retried
-            else:
-                asked.tokens_in += result.tokens_in
-                asked.tokens_out += result.tokens_out
-                asked.reply, asked.tokens = result.text, tokens
-                try:
-                    asked.value = parse(result.text)
-                    return asked
-                except ReplyUnparsed as exc:
-                    asked.reason = str(exc)
-            if attempt < tries:
-                self._reasks += 1
-                emit(GradeRetried(seq, item.id, attempt, f"asked again: {asked.reason}", 0.0))
-        asked.reason += f" (after {tries} tr{'y' if tries == 1 else 'ies'})"
-        return asked
+        return await self._asker.ask(
+            self.provider,
+            prompt.system,
+            user,
+            parse,
+            on_retry=on_retry,
+            on_text=on_text if stream else None,
+            logprobs=logprobs,
+        )
 
     def _summary(
         self,
@@ -487,7 +453,7 @@ class GradeRun:
         for o in outcomes:
             labels[o.label] = labels.get(o.label, 0) + 1
         scored = [o for o in outcomes if o.normalised is not None]
-        u = _usage(self.provider)
+        u = usage_mark([self.provider])
         by_id = {it.id: it for it in self.items}
         pairs = [
             (o.raw, by_id[o.item_id].human)
@@ -511,7 +477,7 @@ class GradeRun:
             labels=labels,
             requests=u[0] - usage0[0],
             retries=u[1] - usage0[1],
-            reasks=self._reasks,
+            reasks=self._asker.reasks,
             tokens_in=u[2] - usage0[2],
             tokens_out=u[3] - usage0[3],
             seconds=seconds,
@@ -551,11 +517,9 @@ def _embedding_scores(embedder: Any, items: Sequence[GradeItem]) -> list[float]:
     return best
 
 
-def _usage(provider: Provider | None) -> tuple[int, int, int, int]:
-    if provider is None:
-        return (0, 0, 0, 0)
-    u = provider.usage
-    return (u.requests, u.retries, u.tokens_in, u.tokens_out)
+def _record(grades: GradeStore, run_id: int, event: GradeEvent) -> None:
+    if isinstance(event, ItemGraded):
+        grades.record(run_id, event.seq, event.split, event.item, event.outcome)
 
 
 def _summary_dict(s: GradeSummary) -> dict[str, Any]:

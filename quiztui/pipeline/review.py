@@ -32,7 +32,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from quiztui.core.assertions import sanitise
-from quiztui.core.grading import ReplyUnparsed
 from quiztui.core.question_mode import LETTERS
 from quiztui.core.quiz import Question, Quiz
 from quiztui.core.review import (
@@ -52,16 +51,12 @@ from quiztui.core.review import (
     parse_review,
 )
 from quiztui.errors import ConfigError
+from quiztui.pipeline.asking import Asked, Asker, RunStopped
+from quiztui.pipeline.lifecycle import FAILED, FINISHED, Emit, RunLifecycle, usage_mark
 from quiztui.pipeline.prompts import PromptTemplate, load_prompt
-from quiztui.pipeline.streaming import Emit, events_of
-from quiztui.providers.base import (
-    ChatRequest,
-    Provider,
-    RequestFailed,
-    RetryNotice,
-    StreamInterrupted,
-)
+from quiztui.providers.base import Provider, RetryNotice
 from quiztui.store import Store
+from quiztui.store.reviews import ReviewStore
 
 PROMPTS = {"direct": "review_direct", "feedback": "review_feedback"}
 NO_CONTEXT = "(none given: judge relevance against the subject, or the question's own topic)"
@@ -209,24 +204,8 @@ def render(template: str, question: Question, partner: Review | None) -> str:
 
 
 @dataclass
-class _Asked:
-    review: Review | None = None
-    reason: str = "no reply"
-    reply: str = ""
-    failed: bool = False
-    attempts: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-
-
-class _Stop(Exception):
-    """The run cannot go on (authentication failed); carries the reason."""
-
-
-@dataclass
 class _Shared:
     stopped: str | None = None
-    reasks: int = 0
 
 
 def check_settings(settings: ReviewSettings) -> None:
@@ -280,6 +259,8 @@ class ReviewRun:
         self.prompt: PromptTemplate = load_prompt(PROMPTS[settings.mode], prompt_dir)
         self.run_id: int | None = None
         self._shared = _Shared()
+        # Counts the replies asked again because they did not parse, over the run.
+        self._asker = Asker(settings.temperature, settings.max_tokens, settings.max_reasks)
 
     @property
     def simulated(self) -> bool:
@@ -299,104 +280,77 @@ class ReviewRun:
             out.append(self.provider2)
         return out
 
-    def _usage(self) -> tuple[int, int, int, int]:
-        totals = [0, 0, 0, 0]
-        for p in self._providers():
-            u = p.usage
-            for i, v in enumerate((u.requests, u.retries, u.tokens_in, u.tokens_out)):
-                totals[i] += v
-        return (totals[0], totals[1], totals[2], totals[3])
-
     async def events(self) -> AsyncIterator[ReviewEvent]:
         started = time.monotonic()
-        usage0 = self._usage()
-        s = self.settings
-        if self.store is not None:
-            self.run_id = self.store.reviews.create_run(
-                quiz=self.quiz,
-                mode=s.mode,
-                max_iterations=s.max_iterations if s.mode == "feedback" else 1,
-                provider=self.provider.name,
-                model=self.provider.model,
-                judge_label=self.judge_label,
-                model2=self.provider2.model if self.provider2 else None,
-                judge2_label=self.judge2_label,
-                simulated=self.simulated,
-                prompt_hash=self.prompt.hash,
-                params={
-                    "max_reasks": s.max_reasks,
-                    "temperature": s.temperature,
-                    "low_score": s.low_score,
-                    "questions": len(self.questions),
-                    "humans": self.humans_source,
-                },
-            )
+        usage0 = usage_mark(self._providers())
+        life: RunLifecycle[ReviewEvent, ReviewStore] = RunLifecycle(
+            self.store.reviews if self.store is not None else None, record=_record
+        )
+        self.run_id = life.start(self._create_run)
         yield ReviewStarted(
             self.run_id,
-            s.mode,
+            self.settings.mode,
             len(self.questions),
             self.judge_label,
             self.judge2_label,
             self.simulated,
             self.quiz.source_path,
-            s.max_iterations if s.mode == "feedback" else 1,
+            self._max_iterations,
         )
         outcomes: dict[str, ReviewOutcome] = {}
         tally = ReviewTally()
-        try:
-            async for event in self._review_all():
-                if isinstance(event, IterationDone) and self._storing:
-                    assert self.store is not None and self.run_id is not None
-                    self.store.reviews.record_iteration(
-                        self.run_id, event.question_id, event.iteration
-                    )
-                elif isinstance(event, QuestionReviewed):
+        async with life.stream(self._review_all) as events:
+            async for event in events:
+                if isinstance(event, QuestionReviewed):
                     outcomes[event.question.id] = event.outcome
-                    tally.add(event.outcome, s.low_score)
-                    if self._storing:
-                        assert self.store is not None and self.run_id is not None
-                        self.store.reviews.record_question(
-                            self.run_id,
-                            event.position,
-                            event.question,
-                            event.outcome,
-                            event.rewrite,
-                        )
+                    tally.add(event.outcome, self.settings.low_score)
                 yield event
-        except BaseException:
-            if self._storing:
-                assert self.store is not None and self.run_id is not None
-                self.store.reviews.finish_run(self.run_id, "stopped", None)
-            raise
         summary = self._summary(tally, outcomes, usage0, time.monotonic() - started)
-        if self._storing:
-            assert self.store is not None and self.run_id is not None
-            status = "failed" if summary.stopped else "finished"
-            self.store.reviews.finish_run(self.run_id, status, summary_dict(summary))
+        life.finish(FAILED if summary.stopped else FINISHED, summary_dict(summary))
         yield ReviewFinished(self.run_id, summary)
 
     @property
-    def _storing(self) -> bool:
-        return self.store is not None and self.run_id is not None
+    def _max_iterations(self) -> int:
+        return self.settings.max_iterations if self.settings.mode == "feedback" else 1
 
-    async def _review_all(self) -> AsyncIterator[ReviewEvent]:
+    def _create_run(self, reviews: ReviewStore) -> int:
+        s = self.settings
+        return reviews.create_run(
+            quiz=self.quiz,
+            mode=s.mode,
+            max_iterations=self._max_iterations,
+            provider=self.provider.name,
+            model=self.provider.model,
+            judge_label=self.judge_label,
+            model2=self.provider2.model if self.provider2 else None,
+            judge2_label=self.judge2_label,
+            simulated=self.simulated,
+            prompt_hash=self.prompt.hash,
+            params={
+                "max_reasks": s.max_reasks,
+                "temperature": s.temperature,
+                "low_score": s.low_score,
+                "questions": len(self.questions),
+                "humans": self.humans_source,
+            },
+        )
+
+    async def _review_all(self, emit: Emit[ReviewEvent]) -> None:
         sem = asyncio.Semaphore(max(1, self.settings.concurrency))
-        shared = self._shared
+        await asyncio.gather(
+            *(self._review_one(p, q, sem, emit) for p, q in enumerate(self.questions))
+        )
 
-        async def one(position: int, question: Question, emit: Emit[ReviewEvent]) -> None:
-            async with sem:
-                if shared.stopped:
-                    outcome = self._not_reviewed(question, (), shared.stopped)
-                else:
-                    outcome = await self._review(question, emit)
-            rewrite = needs_rewrite(outcome.scores, self.settings.low_score)
-            emit(QuestionReviewed(position, question, outcome, rewrite))
-
-        async def everything(emit: Emit[ReviewEvent]) -> None:
-            await asyncio.gather(*(one(p, q, emit) for p, q in enumerate(self.questions)))
-
-        async for event in events_of(everything):
-            yield event
+    async def _review_one(
+        self, position: int, question: Question, sem: asyncio.Semaphore, emit: Emit[ReviewEvent]
+    ) -> None:
+        async with sem:
+            if self._shared.stopped:
+                outcome = self._not_reviewed(question, (), self._shared.stopped)
+            else:
+                outcome = await self._review(question, emit)
+        rewrite = needs_rewrite(outcome.scores, self.settings.low_score)
+        emit(QuestionReviewed(position, question, outcome, rewrite))
 
     def _not_reviewed(
         self, question: Question, iterations: tuple[Iteration, ...], why: str
@@ -432,10 +386,10 @@ class ReviewRun:
             user = render(self.prompt.user, question, latest.get(3 - judge))
             try:
                 asked = await self._ask(provider, question, number, judge, user, emit)
-            except _Stop as stop:
+            except RunStopped as stop:
                 self._shared.stopped = self._shared.stopped or str(stop)
                 break
-            review = asked.review
+            review = asked.value
             iteration = Iteration(
                 number=number,
                 judge=judge,
@@ -486,15 +440,8 @@ class ReviewRun:
         judge: int,
         user: str,
         emit: Callable[[ReviewEvent], None],
-    ) -> _Asked:
+    ) -> Asked[Review]:
         """Ask until the reply parses (1 + max_reasks tries); else the reason, never scores."""
-        s = self.settings
-        asked = _Asked()
-        request = ChatRequest(
-            messages=(("system", self.prompt.system), ("user", user)),
-            temperature=s.temperature,
-            max_tokens=s.max_tokens,
-        )
 
         def on_retry(notice: RetryNotice) -> None:
             emit(
@@ -506,40 +453,14 @@ class ReviewRun:
         def on_text(text: str) -> None:
             emit(ReviewTextReceived(question.id, number, judge, text))
 
-        tries = s.max_reasks + 1
-        for attempt in range(1, tries + 1):
-            asked.attempts += 1
-            try:
-                result = await provider.complete(
-                    request, on_text=on_text if s.stream else None, on_retry=on_retry
-                )
-            except StreamInterrupted as exc:
-                asked.reason = f"stream cut ({exc})"
-                asked.reply = exc.partial
-            except RequestFailed as exc:
-                if not exc.retryable and exc.status in (401, 403, 404):
-                    raise _Stop(f"request failed: {exc}") from None
-                asked.reason = f"request failed: {exc}"
-                asked.failed = True
-                return asked  # the provider has already retried what can be retried
-            else:
-                asked.tokens_in += result.tokens_in
-                asked.tokens_out += result.tokens_out
-                asked.reply = result.text
-                try:
-                    asked.review = parse_review(result.text)
-                    return asked
-                except ReplyUnparsed as exc:
-                    asked.reason = str(exc)
-            if attempt < tries:
-                self._shared.reasks += 1
-                emit(
-                    ReviewRetried(
-                        question.id, number, judge, attempt, f"asked again: {asked.reason}", 0.0
-                    )
-                )
-        asked.reason += f" (after {tries} tr{'y' if tries == 1 else 'ies'})"
-        return asked
+        return await self._asker.ask(
+            provider,
+            self.prompt.system,
+            user,
+            parse_review,
+            on_retry=on_retry,
+            on_text=on_text if self.settings.stream else None,
+        )
 
     def _summary(
         self,
@@ -548,7 +469,7 @@ class ReviewRun:
         usage0: tuple[int, int, int, int],
         seconds: float,
     ) -> ReviewSummary:
-        u = self._usage()
+        u = usage_mark(self._providers())
         with_iterations = [o for o in outcomes.values() if o.iterations]
         agreement = None
         if self.humans is not None:
@@ -570,13 +491,23 @@ class ReviewRun:
             means=tally.means(),
             requests=u[0] - usage0[0],
             retries=u[1] - usage0[1],
-            reasks=self._shared.reasks,
+            reasks=self._asker.reasks,
             tokens_in=u[2] - usage0[2],
             tokens_out=u[3] - usage0[3],
             seconds=seconds,
             stopped=self._shared.stopped,
             agreement=agreement,
             humans_source=self.humans_source,
+        )
+
+
+def _record(reviews: ReviewStore, run_id: int, event: ReviewEvent) -> None:
+    """Each iteration and each reviewed question is stored as it arrives."""
+    if isinstance(event, IterationDone):
+        reviews.record_iteration(run_id, event.question_id, event.iteration)
+    elif isinstance(event, QuestionReviewed):
+        reviews.record_question(
+            run_id, event.position, event.question, event.outcome, event.rewrite
         )
 
 

@@ -20,13 +20,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Generic, TypeVar
+from dataclasses import asdict, dataclass, replace
+from functools import partial
+from typing import Any, TypeVar
 
 import numpy as np
 
 from quiztui.core import robustness as metrics
-from quiztui.core.grading import ReplyUnparsed
 from quiztui.core.paraphrase import (
     ANSWERED,
     FAILED,
@@ -50,16 +50,13 @@ from quiztui.core.paraphrase import (
 from quiztui.core.question_mode import LETTERS
 from quiztui.core.quiz import Question, Quiz
 from quiztui.errors import QuiztuiError
+from quiztui.pipeline.asking import Asked, Asker, RunStopped
+from quiztui.pipeline.lifecycle import FAILED as RUN_FAILED
+from quiztui.pipeline.lifecycle import FINISHED, Emit, RunLifecycle
 from quiztui.pipeline.prompts import PromptTemplate, load_prompt
-from quiztui.pipeline.streaming import Emit, events_of
-from quiztui.providers.base import (
-    ChatRequest,
-    Provider,
-    RequestFailed,
-    RetryNotice,
-    StreamInterrupted,
-)
+from quiztui.providers.base import ChatResult, Provider, RetryNotice
 from quiztui.store import Store
+from quiztui.store.robustness import RobustnessStore
 
 T = TypeVar("T")
 
@@ -169,25 +166,8 @@ RobustnessEvent = (
 
 
 @dataclass
-class _Asked(Generic[T]):
-    value: T | None = None
-    status: str = UNPARSED
-    reason: str = "no reply"
-    reply: str = ""
-    attempts: int = 0
-    usage: StageUsage = StageUsage()
-
-
-class _Stop(Exception):
-    """The run cannot go on (authentication failed); carries the reason."""
-
-
-@dataclass
 class _Shared:
-    stopped: str | None = None
-    retries: int = 0
-    reasks: int = 0
-    embed_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    stopped: str | None = None  # why the run stopped early (authentication failed)
 
 
 class RobustnessRun:
@@ -233,18 +213,10 @@ class RobustnessRun:
     async def events(self) -> AsyncIterator[RobustnessEvent]:
         started = time.monotonic()
         s = self.settings
-        if self.store is not None:
-            self.run_id = self.store.robustness.create_run(
-                quiz=self.quiz,
-                format=s.format,
-                variants=s.variants,
-                provider=self.provider.name,
-                model=self.provider.model,
-                judge_label=self.judge_label,
-                simulated=self.provider.simulated,
-                prompt_hash=self.prompt_hash,
-                params={k: v for k, v in asdict(s).items() if k != "concurrency"},
-            )
+        life: RunLifecycle[RobustnessEvent, RobustnessStore] = RunLifecycle(
+            self.store.robustness if self.store is not None else None, record=_record
+        )
+        self.run_id = life.start(self._create_run)
         yield RobustnessStarted(
             self.run_id,
             len(self.quiz.questions),
@@ -256,40 +228,61 @@ class RobustnessRun:
         )
         results: dict[int, QuestionRobustness] = {}
         shared = _Shared()
-        try:
-            async for event in self._measure_all(shared):
+        self._asker = Asker(
+            s.temperature,
+            s.max_tokens,
+            s.max_reasks,
+            stop_statuses=(401, 403),
+            limit=asyncio.Semaphore(max(1, s.concurrency)),
+            stopped=lambda: shared.stopped,
+        )
+        async with life.stream(partial(self._measure_all, shared)) as events:
+            async for event in events:
                 if isinstance(event, QuestionMeasured):
                     results[event.position] = event.result
-                    if self.store is not None and self.run_id is not None:
-                        self.store.robustness.record(self.run_id, event.position, event.result)
                 yield event
-        except BaseException:
-            if self.store is not None and self.run_id is not None:
-                self.store.robustness.finish_run(self.run_id, "stopped", None)
-            raise
         ordered = [results[i] for i in sorted(results)]
-        summary = summarise(ordered, s.variants, shared, time.monotonic() - started)
-        if self.store is not None and self.run_id is not None:
-            status = "failed" if shared.stopped else "finished"
-            self.store.robustness.finish_run(self.run_id, status, summary.as_dict())
+        summary = summarise(
+            ordered,
+            s.variants,
+            time.monotonic() - started,
+            retries=self._asker.retries,
+            reasks=self._asker.reasks,
+            stopped=shared.stopped,
+        )
+        life.finish(RUN_FAILED if shared.stopped else FINISHED, summary.as_dict())
         yield RobustnessFinished(self.run_id, summary)
 
-    async def _measure_all(self, shared: _Shared) -> AsyncIterator[RobustnessEvent]:
-        sem = asyncio.Semaphore(max(1, self.settings.concurrency))
+    def _create_run(self, table: RobustnessStore) -> int:
+        s = self.settings
+        return table.create_run(
+            quiz=self.quiz,
+            format=s.format,
+            variants=s.variants,
+            provider=self.provider.name,
+            model=self.provider.model,
+            judge_label=self.judge_label,
+            simulated=self.provider.simulated,
+            prompt_hash=self.prompt_hash,
+            params={k: v for k, v in asdict(s).items() if k != "concurrency"},
+        )
 
-        async def one(position: int, question: Question, emit: Emit[RobustnessEvent]) -> None:
-            try:
-                result = await self._measure(position, question, sem, emit, shared)
-            except _Stop as stop:
-                shared.stopped = shared.stopped or str(stop)
-                result = self._not_measured(question, f"not measured: {shared.stopped}")
-            emit(QuestionMeasured(position, result))
+    async def _measure_all(self, shared: _Shared, emit: Emit[RobustnessEvent]) -> None:
+        await asyncio.gather(
+            *(self._measure_one(i, q, shared, emit) for i, q in enumerate(self.quiz.questions))
+        )
 
-        async def everything(emit: Emit[RobustnessEvent]) -> None:
-            await asyncio.gather(*(one(i, q, emit) for i, q in enumerate(self.quiz.questions)))
-
-        async for event in events_of(everything):
-            yield event
+    async def _measure_one(
+        self, position: int, question: Question, shared: _Shared, emit: Emit[RobustnessEvent]
+    ) -> None:
+        try:
+            if shared.stopped:
+                raise RunStopped(shared.stopped)
+            result = await self._measure(position, question, emit)
+        except RunStopped as stop:
+            shared.stopped = shared.stopped or str(stop)
+            result = self._not_measured(question, f"not measured: {shared.stopped}")
+        emit(QuestionMeasured(position, result))
 
     def _not_measured(self, question: Question, reason: str) -> QuestionRobustness:
         slots = self.settings.variants + 1
@@ -297,28 +290,18 @@ class RobustnessRun:
         return self._result(question, (question.text,), "", reason, answers, StageUsage())
 
     async def _measure(
-        self,
-        position: int,
-        question: Question,
-        sem: asyncio.Semaphore,
-        emit: Callable[[RobustnessEvent], None],
-        shared: _Shared,
+        self, position: int, question: Question, emit: Emit[RobustnessEvent]
     ) -> QuestionRobustness:
+        """Rewrite the question, answer every form apart, and measure."""
         s = self.settings
-        if shared.stopped:
-            raise _Stop(shared.stopped)
         options = question.options if s.format == "multiple-choice" else ()
         user = render_rewrite(self.rewrite_prompt.user, question.text, s.variants, options)
+
+        def parse(reply: str) -> list[str]:
+            return parse_rewrites(reply, s.variants, question.text)
+
         asked = await self._ask(
-            position,
-            question.id,
-            "rewrite",
-            self.rewrite_prompt,
-            user,
-            lambda reply: parse_rewrites(reply, s.variants, question.text),
-            sem,
-            emit,
-            shared,
+            position, question.id, "rewrite", self.rewrite_prompt, user, parse, emit
         )
         rewrites = asked.value or []
         note = ""
@@ -328,42 +311,47 @@ class RobustnessRun:
             note = f"{len(rewrites)} of {s.variants} rewrites came back"
         forms = (question.text, *rewrites)
         emit(FormsWritten(position, question.id, forms, note))
-
-        async def answer(form: int) -> FormAnswer:
-            if form >= len(forms):
-                return FormAnswer(form, NOT_ASKED, reason=note or "no such rewrite")
-            prompt = render_answer(self.answer_prompt.user, forms[form], options)
-            parse: Callable[[str], Any] = (
-                (lambda r: parse_choice(r, options)) if options else parse_open
+        answered = await asyncio.gather(
+            *(
+                self._answer(position, question.id, forms, form, options, note, emit)
+                for form in range(s.variants + 1)
             )
-            got = await self._ask(
-                position,
-                question.id,
-                "answer",
-                self.answer_prompt,
-                prompt,
-                parse,
-                sem,
-                emit,
-                shared,
-            )
-            usage_box.append(got.usage)
-            if got.value is None:
-                result = FormAnswer(form, got.status, reason=got.reason, reply=got.reply)
-            elif options:
-                code = int(got.value)
-                result = FormAnswer(form, ANSWERED, LETTERS[code], code, reply=got.reply)
-            else:
-                result = FormAnswer(form, ANSWERED, str(got.value), -1, reply=got.reply)
-            result = replace(result, attempts=got.attempts)
-            emit(FormAnswered(position, question.id, result))
-            return result
-
-        usage_box: list[StageUsage] = []
-        answers = await asyncio.gather(*(answer(i) for i in range(s.variants + 1)))
-        answer_usage = sum(usage_box, StageUsage())
-        result = self._result(question, forms, asked.reply, note, tuple(answers), asked.usage)
+        )
+        answers = tuple(a for a, _ in answered)
+        answer_usage = sum((u for _, u in answered), StageUsage())
+        result = self._result(question, forms, asked.reply, note, answers, _usage(asked))
         return replace(result, answer_usage=answer_usage)
+
+    async def _answer(
+        self,
+        position: int,
+        question_id: str,
+        forms: tuple[str, ...],
+        form: int,
+        options: tuple[str, ...],
+        note: str,
+        emit: Emit[RobustnessEvent],
+    ) -> tuple[FormAnswer, StageUsage]:
+        """One form answered in a fresh conversation (not asked when its rewrite is missing)."""
+        if form >= len(forms):
+            return FormAnswer(form, NOT_ASKED, reason=note or "no such rewrite"), StageUsage()
+        prompt = render_answer(self.answer_prompt.user, forms[form], options)
+        parse: Callable[[str], Any] = (
+            (lambda r: parse_choice(r, options)) if options else parse_open
+        )
+        got = await self._ask(
+            position, question_id, "answer", self.answer_prompt, prompt, parse, emit
+        )
+        if got.value is None:
+            result = FormAnswer(form, _status(got), reason=got.reason, reply=got.reply)
+        elif options:
+            code = int(got.value)
+            result = FormAnswer(form, ANSWERED, LETTERS[code], code, reply=got.reply)
+        else:
+            result = FormAnswer(form, ANSWERED, str(got.value), -1, reply=got.reply)
+        result = replace(result, attempts=got.attempts)
+        emit(FormAnswered(position, question_id, result))
+        return result, _usage(got)
 
     def _result(
         self,
@@ -441,76 +429,58 @@ class RobustnessRun:
         prompt: PromptTemplate,
         user: str,
         parse: Callable[[str], T],
-        sem: asyncio.Semaphore,
-        emit: Callable[[RobustnessEvent], None],
-        shared: _Shared,
-    ) -> _Asked[T]:
+        emit: Emit[RobustnessEvent],
+    ) -> Asked[T]:
         """Ask until the reply parses (1 + max_reasks tries); a refusal ends it at once."""
-        asked: _Asked[T] = _Asked()
-        request = ChatRequest(
-            messages=(("system", prompt.system), ("user", user)),
-            temperature=self.settings.temperature,
-            max_tokens=self.settings.max_tokens,
-        )
 
         def on_retry(notice: RetryNotice) -> None:
-            shared.retries += 1
             emit(
                 RobustnessRetried(
                     position, question_id, stage, notice.attempt, notice.error, notice.delay
                 )
             )
 
-        tries = self.settings.max_reasks + 1
-        for attempt in range(1, tries + 1):
-            if shared.stopped:
-                raise _Stop(shared.stopped)
-            asked.attempts += 1
-            try:
-                async with sem:
-                    result = await self.provider.complete(request, on_retry=on_retry)
-            except StreamInterrupted as exc:
-                asked.status, asked.reason, asked.reply = (
-                    UNPARSED,
-                    f"stream cut ({exc})",
-                    exc.partial,
-                )
-            except RequestFailed as exc:
-                if not exc.retryable and exc.status in (401, 403):
-                    raise _Stop(f"request failed: {exc}") from None
-                asked.status, asked.reason = FAILED, f"request failed: {exc}"
-                return asked  # the provider has already retried what can be retried
-            else:
-                asked.usage += StageUsage(1, result.tokens_in, result.tokens_out)
-                asked.reply = result.text or (result.refusal or "")
-                refused = refusal_status(result.text, result.finish_reason, result.refusal)
-                if refused is not None:
-                    asked.status = refused
-                    asked.reason = (
-                        "the provider's content filter stopped the reply"
-                        if result.finish_reason == "content_filter"
-                        else f"the model declined: {_clip(asked.reply)}"
-                    )
-                    return asked
-                try:
-                    asked.value = parse(result.text)
-                    asked.status, asked.reason = ANSWERED, ""
-                    return asked
-                except ReplyUnparsed as exc:
-                    asked.status, asked.reason = UNPARSED, str(exc)
-            if attempt < tries:
-                shared.reasks += 1
-                emit(
-                    RobustnessRetried(
-                        position, question_id, stage, attempt, f"asked again: {asked.reason}", 0.0
-                    )
-                )
-        asked.reason += f" (after {tries} tr{'y' if tries == 1 else 'ies'})"
-        return asked
+        return await self._asker.ask(
+            self.provider, prompt.system, user, parse, on_retry=on_retry, declined=_declined
+        )
+
+
+def _declined(result: ChatResult) -> tuple[str, str] | None:
+    """A refusal or a content-filter stop: its answer status and why; else None."""
+    refused = refusal_status(result.text, result.finish_reason, result.refusal)
+    if refused is None:
+        return None
+    if result.finish_reason == "content_filter":
+        return refused, "the provider's content filter stopped the reply"
+    return refused, f"the model declined: {_clip(result.text or (result.refusal or ''))}"
+
+
+def _status(asked: Asked[Any]) -> str:
+    """The answer status of one ask."""
+    if asked.value is not None:
+        return ANSWERED
+    if asked.declined is not None:
+        return asked.declined
+    return FAILED if asked.failed else UNPARSED
+
+
+def _usage(asked: Asked[Any]) -> StageUsage:
+    return StageUsage(asked.replies, asked.tokens_in, asked.tokens_out)
+
+
+def _record(table: RobustnessStore, run_id: int, event: RobustnessEvent) -> None:
+    if isinstance(event, QuestionMeasured):
+        table.record(run_id, event.position, event.result)
 
 
 def summarise(
-    results: Sequence[QuestionRobustness], variants: int, shared: Any, seconds: float
+    results: Sequence[QuestionRobustness],
+    variants: int,
+    seconds: float,
+    *,
+    retries: int = 0,
+    reasks: int = 0,
+    stopped: str | None = None,
 ) -> RobustnessSummary:
     """The quiz's metrics (vectorised over questions × raters) and the run's counts."""
     raters = variants + 1
@@ -534,10 +504,10 @@ def summarise(
         quiz=quiz,
         rewrite=sum((r.rewrite_usage for r in results), StageUsage()),
         answer=sum((r.answer_usage for r in results), StageUsage()),
-        retries=getattr(shared, "retries", 0),
-        reasks=getattr(shared, "reasks", 0),
+        retries=retries,
+        reasks=reasks,
         seconds=seconds,
-        stopped=getattr(shared, "stopped", None),
+        stopped=stopped,
     )
 
 
