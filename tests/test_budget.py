@@ -18,7 +18,7 @@ from test_estimate import (
 )
 
 from quiztui.cli import main
-from quiztui.cli_estimate import STOPPED_EXIT
+from quiztui.cli.estimate import STOPPED_EXIT
 from quiztui.core.estimate import usd
 from quiztui.pipeline.estimate import estimate_run
 from quiztui.pipeline.events import AssertionUnjudged, RunStarted, UsageUpdated

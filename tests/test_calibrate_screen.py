@@ -17,7 +17,7 @@ from textual.pilot import Pilot
 from textual.widgets import Checkbox, DataTable, Input, ProgressBar, Select, Static
 from tui_helpers import constant_clock, make_quiz, stream_factory
 
-from quiztui.cli_calibrate import _cheapest_note, calibration_starter
+from quiztui.assemble.calibrate import calibration_starter
 from quiztui.config import load_config
 from quiztui.pipeline.calibrate import (
     MODE_SETUPS,
@@ -27,6 +27,7 @@ from quiztui.pipeline.calibrate import (
     load_gold,
 )
 from quiztui.pipeline.events import UsageUpdated, VerdictReceived
+from quiztui.report.text import cheapest_note
 from quiztui.store import Store
 from quiztui.tui.app import QuiztuiApp
 from quiztui.tui.help import collect_sections
@@ -260,7 +261,7 @@ async def test_compare_five_setups_names_the_cheapest(store: Store) -> None:
         assert [(p.mode, p.batch_size) for p in measured] == list(MODE_SETUPS)
         assert len(store.profiles.list()) == 5 and len(app.profiles) == 5
         note = static_text(screen, "#cal-note")
-        assert _cheapest_note(measured) in note
+        assert cheapest_note(measured) in note
         assert note.startswith("cheapest set-up within 1 point of the best accuracy")
         batch20 = next(p for p in measured if p.batch_size == 20 and p.mode == "assertion")
         assert f"The next vet run (r) scores with profile #{batch20.id}." in note

@@ -161,7 +161,7 @@ def test_runs_lists_a_finished_run() -> None:
 
 
 def test_quiz_shortcut_finds_the_quiz_after_global_options() -> None:
-    from quiztui.cli import _first_positional
+    from quiztui.cli._args import first_positional as _first_positional
 
     assert _first_positional(["--config", "c.toml", "quiz.json"]) == 2
     assert _first_positional(["quiz.json", "--no-tui"]) == 0

@@ -1,6 +1,6 @@
 """U5: fix and re-judge in the TUI, over real HTTP to the fake server, with real files.
 
-The app is built the way `quiztui QUIZ` builds it (``cli.build_vet_app``). After the first run,
+The app is built the way `quiztui QUIZ` builds it (``quiztui.cli.vet.build_vet_app``). After the first run,
 editing one question in the detail view sends only that question's changed assertions (the
 unchanged ones come from the verdict cache), its badge is re-scored, and ``ctrl+s`` rewrites
 only that question's bytes in the file, with the old file kept as ``<file>.bak``.
@@ -16,7 +16,8 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 from tui_helpers import settled
 
-from quiztui import cli
+from quiztui.assemble.vet import vet_runs
+from quiztui.cli.vet import build_vet_app
 from quiztui.config import load_config
 from quiztui.core.assertions import assertion_text
 from quiztui.formats import load_quiz
@@ -63,8 +64,7 @@ def build_app(quiz_path: Path, server: FakeOpenAI, db: Path) -> tuple[QuiztuiApp
     config = config.model_copy(update={"judge": judge})
     store = Store(db)
     quiz = load_quiz(quiz_path)
-    provider, accuracy, start_run = cli._make_run_factory(config, quiz, store, None)
-    app = cli.build_vet_app(config, store, quiz, provider, accuracy, start_run)
+    app = build_vet_app(config, store, quiz, vet_runs(config, quiz, store, None))
     return app, store
 
 

@@ -21,7 +21,7 @@ from textual.widgets import Input, Select, Static
 from tui_helpers import constant_clock, make_quiz, stream_factory
 
 from quiztui import cli
-from quiztui.cli_grade import benchmark_events, grade_events
+from quiztui.assemble.grade import benchmark_events, grade_events
 from quiztui.config import load_config
 from quiztui.core.grading import GradeItem
 from quiztui.formats.answers import load_answers

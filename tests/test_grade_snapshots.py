@@ -19,7 +19,7 @@ import pytest
 from test_grade_screen import SAMPLE, bench_app, synthetic_benchmark
 from textual.pilot import Pilot
 
-from quiztui.cli_grade import grade_events
+from quiztui.assemble.grade import grade_events
 from quiztui.config import load_config
 from quiztui.core.grading import GradeItem
 from quiztui.formats.answers import load_answers

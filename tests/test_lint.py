@@ -249,7 +249,7 @@ def test_untrusted_text_is_escaped_in_messages() -> None:
 
 
 def run_cli_text(q: Question) -> str:
-    from quiztui.cli_lint import report_text
+    from quiztui.cli.lint import report_text
 
     quiz = quiz_of(q)
     return report_text(lint_quiz(quiz), quiz, "warning")

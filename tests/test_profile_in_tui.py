@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO
 from tui_helpers import constant_clock, settled
 
-from quiztui.cli import judge_accuracy
+from quiztui.assemble.vet import judge_accuracy
 from quiztui.core.calibration import JudgeProfile
 from quiztui.core.quiz import Quiz
 from quiztui.formats import load_quiz

@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.widget import Widget
 from textual.widgets import Static
 
-from quiztui.cli_review import review_starter
+from quiztui.assemble.review import review_starter
 from quiztui.config import load_config
 from quiztui.core.quiz import Question, Quiz
 from quiztui.core.review import Iteration

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from quiztui.cli_review import review_starter
+from quiztui.assemble.review import review_starter
 from quiztui.config import load_config
 from quiztui.core.quiz import Quiz
 from quiztui.formats import load_quiz

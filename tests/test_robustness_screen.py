@@ -168,7 +168,7 @@ def test_snapshot_robustness_detail(snap_compare: SnapCompare) -> None:
 
 
 async def test_the_vet_app_opens_the_review_screen(tmp_path: Path) -> None:
-    from quiztui.cli_review import review_starter
+    from quiztui.assemble.review import review_starter
     from quiztui.config import load_config
     from quiztui.store import Store
     from quiztui.tui.screens.review import ReviewScreen

@@ -202,7 +202,7 @@ def confusion_rows(a: Agreement) -> list[dict[str, str]]:
 
 
 def benchmark_text(r: BenchmarkResult, judge: str) -> str:
-    from quiztui.cli_calibrate import text_table
+    from quiztui.report.text import text_table
 
     head = [
         f"benchmark {r.dataset} · grader {r.grader} · {judge}",

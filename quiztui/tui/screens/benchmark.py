@@ -1,6 +1,6 @@
 """The Benchmark screen: a grader scored against human 0-5 scores (seed 003's method).
 
-``start()`` (``cli_grade.benchmark_events`` behind a closure) grades the train and test splits
+``start()`` (``assemble.grade.benchmark_events`` behind a closure) grades the train and test splits
 and ends with ``BenchmarkScored``. While it runs the screen shows progress; then the comparison
 table (this grader, the constant-mean baseline and the seed's published figures — the rows of
 ``report.grades.benchmark_rows``, as the CLI prints them), the 3×3 bracket confusion matrix on

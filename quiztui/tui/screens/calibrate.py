@@ -1,7 +1,7 @@
 """The Calibrate screen (``c``): run the configured judge on a gold set, show its profile.
 
 A form (gold set, sample size and seed, mode, batch size, "compare five set-ups") builds a
-:class:`CalibrationRequest`; ``start_calibration(request)`` (``cli_calibrate.calibration_starter``)
+:class:`CalibrationRequest`; ``start_calibration(request)`` (``assemble.calibrate.calibration_starter``)
 yields ``SetupStarted``, the vet events of each set-up and ``ProfileMeasured``. The worker only
 records those events in :class:`CalibrationProgress`; a timer (at most 10 Hz) moves them to the
 widgets, so a calibration of thousands of assertions costs a few redraws a second. Each measured
@@ -36,7 +36,6 @@ from textual.widgets import (
 )
 from textual.worker import Worker, WorkerState
 
-from quiztui.cli_calibrate import _cheapest_note
 from quiztui.core.calibration import JudgeProfile
 from quiztui.pipeline.calibrate import (
     MODE_SETUPS,
@@ -46,6 +45,7 @@ from quiztui.pipeline.calibrate import (
     default_gold_path,
 )
 from quiztui.pipeline.events import RunFinished, RunStarted, UsageUpdated
+from quiztui.report.text import cheapest_note
 from quiztui.tui.messages import JudgeProfileStored
 from quiztui.tui.screens.confirm import ConfirmQuitScreen
 from quiztui.tui.screens.vet import error_message
@@ -527,7 +527,7 @@ class CalibrateScreen(Screen[None]):
         if p.status in (IDLE, RUNNING) or not p.measured:
             return text
         if p.status == FINISHED and len(p.measured) > 1:
-            text.append(printable(_cheapest_note(p.measured)), style="bold")
+            text.append(printable(cheapest_note(p.measured)), style="bold")
             text.append("\n")
         ids = ", ".join(f"#{m.id}" for m in p.measured if m.id is not None)
         text.append(f"Stored as profile{'s' if len(p.measured) > 1 else ''} {ids}. ")

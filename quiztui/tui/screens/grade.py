@@ -1,6 +1,6 @@
 """The Grade screen: candidate answers graded against references, rows filling live.
 
-``start(items, grader)`` (``cli_grade.grade_events`` behind a closure) yields a grade run's
+``start(items, grader)`` (``assemble.grade.grade_events`` behind a closure) yields a grade run's
 events. The worker only records them in :class:`GradeProgress` and the :class:`GradeRecord` of
 each item; a timer flushes what changed to the table at most every ``flush_interval`` seconds, so
 a reply streamed token by token (``GradeTextReceived``, rubric10 and pass3) costs a redraw per

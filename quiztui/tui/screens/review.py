@@ -1,6 +1,6 @@
 """The Review screen: every question rated 1–5 on five criteria (seed 004, MIRROR), live.
 
-``start(quiz, mode)`` (``cli_review.review_starter`` behind a closure) yields a review run's events.
+``start(quiz, mode)`` (``assemble.review.review_starter`` behind a closure) yields a review run's events.
 The table has one row per question from the start — its five final ratings, whether the two judges
 converged (and at which iteration), and a ``REWRITE`` flag when a grammaticality, appropriateness
 or relevance rating is at or below ``low_score``. Below it, the trajectory of the highlighted question: every iteration's judge,

@@ -1,6 +1,6 @@
 """The Robustness screen: each question asked v + 1 ways, its answers and metrics filling live.
 
-``start()`` (``cli_robustness.robustness_events`` behind a closure) yields a robustness run's
+``start()`` (``assemble.robustness.robustness_events`` behind a closure) yields a robustness run's
 events. The worker only records them in a :class:`RobustRecord` per question; a timer flushes
 what changed to the table at most every ``flush_interval`` seconds. Below the table: the quiz's
 metrics (A, Ω, O, Ŷ, µD, Hη, M2, Fleiss' κ, Cronbach's α) and a bar chart of them beside the

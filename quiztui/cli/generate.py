@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from quiztui.cli._args import Parents, help_for
+from quiztui.cli.flags import Number
 from quiztui.config import Config
 from quiztui.errors import QuiztuiError
 
@@ -22,11 +24,12 @@ DEFAULT_BATCH = 20
 _LIST_LIMIT = 20  # fuzzy/flagged contexts listed in the summary
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser, judge: argparse.ArgumentParser) -> None:
+def register(sub: Any, parents: Parents) -> None:
+    common, judge = parents.common, parents.judge
     p = sub.add_parser(
         "generate",
         parents=[common, judge],
-        help="question-answer pairs from a document",
+        help=help_for("generate"),
         description="Generate question-answer pairs from a PDF or text/Markdown document with the "
         "judge model (seed 001 prompts), check every Context against the document, and write a "
         "JSON file that `quiztui grade` reads (and `quiztui vet` too, with --distractors). "
@@ -35,6 +38,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser, judge: argparse.Argume
         epilog="Exit codes: 0 all chunks and stages succeeded; 1 the file was written but some "
         "chunks or stage items failed (named on stderr); 2 bad input or config, or no pairs.",
     )
+    p.set_defaults(handler=cmd_generate)
     p.add_argument("document", type=Path, help="a PDF, or a text/Markdown file")
     p.add_argument("--subject", required=True, help='the subject matter, e.g. "organic chemistry"')
     p.add_argument(
@@ -56,14 +60,19 @@ def add_parser(sub: Any, common: argparse.ArgumentParser, judge: argparse.Argume
     )
     p.add_argument(
         "--chunk-chars",
-        type=int,
+        action=Number,
+        ge=200,
+        le=1_000_000,
         default=6000,
         metavar="N",
         help="characters of the document per request (default 6000)",
     )
     p.add_argument(
         "--min-ratio",
-        type=float,
+        action=Number,
+        kind=float,
+        gt=0.0,
+        le=1.0,
         default=0.9,
         metavar="R",
         help="similarity at which a Context that is not verbatim still counts as located"
@@ -214,11 +223,9 @@ def _report(summary: Any, err: TextIO) -> None:
 
 
 def cmd_generate(config: Config, args: argparse.Namespace) -> int:
+    from quiztui.assemble.generate import generate_run
     from quiztui.formats.document import read_document
-    from quiztui.locations import config_dir
-    from quiztui.pipeline.generate import PROMPT_NAMES, GenerateRun, GenerateSettings, pair_item
-    from quiztui.pipeline.prompts import load_prompt
-    from quiztui.providers.factory import build_provider
+    from quiztui.pipeline.generate import pair_item
 
     subject = " ".join(args.subject.split())
     if not subject:
@@ -233,30 +240,23 @@ def cmd_generate(config: Config, args: argparse.Namespace) -> int:
     if output.resolve() == args.document.resolve():
         raise QuiztuiError(f"generate: the output {output} would overwrite the document")
     document = read_document(args.document)
-    settings = GenerateSettings(
+    stages = [s for s in ("rephrase", "candidates", "distractors") if getattr(args, s)]
+    run = generate_run(
+        config,
+        document,
         subject=subject,
         chunk_chars=args.chunk_chars,
         min_ratio=args.min_ratio,
-        rephrase=args.rephrase,
-        candidates=args.candidates,
-        distractors=args.distractors,
-        concurrency=config.judge.concurrency,
+        stages=stages,
         batch_size=args.batch_size or DEFAULT_BATCH,
-        temperature=config.judge.temperature,
-        max_tokens=config.judge.max_tokens,
     )
-    stages = [s for s in ("rephrase", "candidates", "distractors") if getattr(args, s)]
-    prompts = {
-        key: load_prompt(PROMPT_NAMES[key], config_dir() / "prompts") for key in ("qa", *stages)
-    }
-    provider = build_provider(config)
+    provider = run.provider
     if provider.simulated:
         print(
             "quiztui: generating with the SIMULATED model (deterministic offline replies,"
             " not a real model; set a model with --model/--base-url)",
             file=sys.stderr,
         )
-    run = GenerateRun(document, provider, prompts, settings)
     try:
         summary = asyncio.run(_run(run, provider, sys.stderr))
     except KeyboardInterrupt:

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from quiztui.cli._args import Parents, help_for
 from quiztui.config import Config
 from quiztui.core.bank import Bank, bank_quiz, item_index
 from quiztui.core.lint import FAIL_ON as LINT_FAIL_ON
@@ -28,16 +29,18 @@ from quiztui.core.question_mode import LETTERS
 from quiztui.errors import QuiztuiError
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+def register(sub: Any, parents: Parents) -> None:
+    common = parents.common
     p = sub.add_parser(
         "convert",
         parents=[common],
-        help="convert a quiz between Quizaic, Open Trivia DB, CSV, GIFT, Aiken and Moodle XML",
+        help=help_for("convert"),
         description="Convert a quiz file to another format. Types the vet pipeline does not"
         " judge (essays, matching, numerical, ...) are kept when the output format can hold them.",
         epilog="Exit codes: 0 written; 1 written, with lint findings at or above --fail-on;"
         " 2 bad input (the message names file, line and field).",
     )
+    p.set_defaults(handler=cmd_convert)
     p.add_argument("input", type=Path, help="quiz file to read")
     p.add_argument("output", type=Path, help="file to write ('-' for stdout, with --to)")
     p.add_argument("--from", dest="from_format", metavar="FMT", help="input format name")
@@ -149,7 +152,7 @@ def lint_exit(config: Config, bank: Bank, fail_on: str) -> int:
     """With ``--fail-on``: the converted quiz's lint findings on stderr, exit 1 at the threshold."""
     if fail_on == "never":
         return 0
-    from quiztui.cli_lint import lint_report
+    from quiztui.assemble.common import lint_report
 
     report = lint_report(config, bank_quiz(bank))
     for f in report.findings:

@@ -20,6 +20,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from quiztui.assemble.grade import benchmark_events, grade_events
+from quiztui.cli._args import Parents, help_for
+from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
 from quiztui.core.benchmark import CALIBRATIONS
 from quiztui.core.grading import GRADER_HELP, GRADERS, LLM_GRADERS, GradeItem
@@ -27,16 +30,18 @@ from quiztui.errors import QuiztuiError
 from quiztui.report.writers import write_report
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser, judge: argparse.ArgumentParser) -> None:
+def register(sub: Any, parents: Parents) -> None:
+    common, judge = parents.common, parents.judge
     from quiztui.formats.benchmarks import DATASETS
 
     g = sub.add_parser(
         "grade",
         parents=[common, judge],
-        help="grade candidate answers against references, or benchmark a grader",
+        help=help_for("grade"),
         description="Grade candidate answers against reference answers. Graders: "
         + "; ".join(f"{k}: {v}" for k, v in GRADER_HELP.items()),
     )
+    g.set_defaults(handler=cmd_grade)
     g.add_argument(
         "file",
         nargs="?",
@@ -46,7 +51,13 @@ def add_parser(sub: Any, common: argparse.ArgumentParser, judge: argparse.Argume
     g.add_argument("--grader", choices=GRADERS, help="default: [grade] grader (rubric10)")
     g.add_argument("--benchmark", choices=tuple(DATASETS), help="score the grader against humans")
     g.add_argument("--calibration", choices=CALIBRATIONS, help="benchmark: raw → 0-5 map")
-    g.add_argument("--limit", type=int, help="benchmark: a seeded sample of N items per split")
+    g.add_argument(
+        "--limit",
+        action=Number,
+        ge=1,
+        le=INT64_MAX,
+        help="benchmark: a seeded sample of N items per split",
+    )
     g.add_argument(
         "--data", type=Path, help="benchmark data folder (default: ../shared/data/grading)"
     )
@@ -71,28 +82,6 @@ def _items(args: argparse.Namespace) -> tuple[list[GradeItem], str | None]:
             "grade: give an answer FILE, --benchmark DATASET, or --reference and --candidate"
         )
     return [GradeItem("answer", args.question or "", args.reference, args.candidate)], None
-
-
-def settings(config: Config, grader: str | None = None) -> Any:
-    from quiztui.pipeline.grade import GradeSettings
-
-    return GradeSettings(
-        grader=grader or config.grade.grader,
-        concurrency=config.judge.concurrency,
-        max_reasks=config.grade.max_reasks,
-        temperature=config.judge.temperature,
-        max_tokens=config.judge.max_tokens,
-        logprobs=config.judge.logprobs != "off",
-        stream=config.judge.stream,
-    )
-
-
-def provider_for(config: Config, grader: str) -> Any:
-    if grader not in LLM_GRADERS:
-        return None
-    from quiztui.providers.factory import build_provider
-
-    return build_provider(config)
 
 
 def benchmark_dir(config: Config, args: argparse.Namespace | None = None) -> Path | None:
@@ -122,47 +111,6 @@ def cmd_grade(config: Config, args: argparse.Namespace) -> int:
         return asyncio.run(_grade(config, store, items, source, grader, args))
 
 
-async def grade_events(
-    config: Config, store: Any, items: list[GradeItem], source: str | None, grader: str
-) -> AsyncIterator[Any]:
-    """One grade run's events; shared by the CLI and the TUI's Grade screen."""
-    from quiztui.pipeline.grade import GradeRun
-
-    def run(provider: Any) -> Any:
-        return GradeRun(
-            items, settings(config, grader), provider=provider, store=store, source=source
-        )
-
-    async for event in _run_events(config, grader, run):
-        yield event
-
-
-async def benchmark_events(
-    config: Config, store: Any, bench: Any, grader: str, calibration: str
-) -> AsyncIterator[Any]:
-    """A benchmark's events; shared by the CLI and the TUI's Benchmark screen."""
-    from quiztui.pipeline.grade import BenchmarkRun
-
-    def run(provider: Any) -> Any:
-        return BenchmarkRun(
-            bench, settings(config, grader), calibration=calibration, provider=provider, store=store
-        )
-
-    async for event in _run_events(config, grader, run):
-        yield event
-
-
-async def _run_events(config: Config, grader: str, make: Any) -> AsyncIterator[Any]:
-    """Build the grader's provider (if it needs one), run, and always close the provider."""
-    provider = provider_for(config, grader)
-    try:
-        async for event in make(provider).events():
-            yield event
-    finally:
-        if provider is not None:
-            await provider.aclose()
-
-
 async def _grade(
     config: Config,
     store: Any,
@@ -171,9 +119,9 @@ async def _grade(
     grader: str,
     args: argparse.Namespace,
 ) -> int:
-    from quiztui.cli import Progress
     from quiztui.pipeline.grade import GradeFinished, GradeStarted, ItemGraded
     from quiztui.report import grades as report
+    from quiztui.report.progress import Progress
 
     progress = Progress(sys.stderr, unit="answers", missed="unscored")
     rows: list[tuple[GradeItem, Any]] = []
@@ -221,8 +169,8 @@ async def _grade(
 
 
 def _grades_text(rows: list[tuple[GradeItem, Any]], summary: Any) -> str:
-    from quiztui.cli_calibrate import text_table
     from quiztui.report.grades import fact_text, summary_lines
+    from quiztui.report.text import text_table
 
     table = [
         {
@@ -253,9 +201,9 @@ def _clip(text: str, n: int) -> str:
 async def _benchmark(
     config: Config, bench: Any, grader: str, calibration: str, args: argparse.Namespace
 ) -> int:
-    from quiztui.cli import Progress
     from quiztui.pipeline.grade import BenchmarkScored, GradeFinished, GradeStarted, ItemGraded
     from quiztui.report import grades as report
+    from quiztui.report.progress import Progress
     from quiztui.store import Store
 
     total = len(bench.train) + len(bench.test)

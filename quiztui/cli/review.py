@@ -22,34 +22,41 @@ import csv
 import io
 import json
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from quiztui.assemble.review import StartReview, review_starter, settings
+from quiztui.cli._args import Parents, help_for
+from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
-from quiztui.core.quiz import Question, Quiz
+from quiztui.core.quiz import Quiz
 from quiztui.core.review import CRITERIA, MODES, SHORT
 from quiztui.errors import QuiztuiError
 from quiztui.report.writers import write_report
 
-StartReview = Callable[[Quiz, str], AsyncIterator[Any]]
 
-
-def add_parser(sub: Any, common: argparse.ArgumentParser, judge: argparse.ArgumentParser) -> None:
+def register(sub: Any, parents: Parents) -> None:
+    common, judge = parents.common, parents.judge
     p = sub.add_parser(
         "review",
         parents=[common, judge],
-        help="rate questions 1-5 on grammaticality, appropriateness, relevance, novelty, complexity",
+        help=help_for("review"),
         description="Review question quality (MIRROR, seed 004). direct: one judge rates each"
         " question once; feedback: two judges exchange strengths and flaws until their scores"
         " agree on two consecutive iterations, or the iteration cap is reached.",
         epilog="Exit codes: 0 done (unscored and unconverged questions are reported);"
         " 2 bad input or configuration.",
     )
+    p.set_defaults(handler=cmd_review)
     p.add_argument("quiz", type=Path, help="quiz file (Quizaic JSON/JSONL, Open Trivia DB, CSV)")
     p.add_argument("--mode", choices=MODES, help="default: [review] mode (feedback)")
     p.add_argument(
-        "--max-iterations", type=int, metavar="N", help="feedback: iteration cap (default 5)"
+        "--max-iterations",
+        action=Number,
+        key="review.max_iterations",
+        metavar="N",
+        help="feedback: iteration cap (default 5)",
     )
     p.add_argument("--judge2-model", metavar="MODEL", help="feedback: the second judge's model")
     p.add_argument("--judge2-base-url", metavar="URL", help="feedback: the second judge's URL")
@@ -59,7 +66,14 @@ def add_parser(sub: Any, common: argparse.ArgumentParser, judge: argparse.Argume
         metavar="FILE",
         help="human ratings (CSV/JSONL/JSON: question id, rater, the five criteria 1-5)",
     )
-    p.add_argument("--limit", type=int, metavar="N", help="review the first N questions only")
+    p.add_argument(
+        "--limit",
+        action=Number,
+        ge=1,
+        le=INT64_MAX,
+        metavar="N",
+        help="review the first N questions only",
+    )
     p.add_argument("--format", choices=("text", "md", "json", "csv"), default="text")
     p.add_argument("-o", "--output", type=Path, help="write the report to this file")
     p.add_argument("--tui", action="store_true", help="open the Review screen")
@@ -79,105 +93,6 @@ def review_config(config: Config, args: argparse.Namespace) -> Config:
     if getattr(args, "judge2_base_url", None):
         review.judge2_base_url = args.judge2_base_url
     return config.model_copy(update={"review": review})
-
-
-def settings(config: Config, mode: str | None = None) -> Any:
-    from quiztui.pipeline.review import ReviewSettings
-
-    r = config.review
-    return ReviewSettings(
-        mode=mode or r.mode,
-        max_iterations=r.max_iterations,
-        max_reasks=r.max_reasks,
-        temperature=r.temperature,
-        max_tokens=config.judge.max_tokens,
-        concurrency=config.judge.concurrency,
-        stream=config.judge.stream,
-        low_score=r.low_score,
-    )
-
-
-def build_judge2(config: Config) -> Any:
-    """Judge 2 of feedback mode: the configured judge with ``[review] judge2_model`` and
-    ``judge2_base_url`` applied where set; a simulated judge 2 gets the next seed (another
-    simulated reviewer, so the two can disagree)."""
-    from quiztui.providers.factory import build_provider
-
-    r = config.review
-    judge = config.judge.model_copy(
-        update={
-            "model": r.judge2_model or config.judge.model,
-            "base_url": r.judge2_base_url or config.judge.base_url,
-        }
-    )
-    sim = config.simulated.model_copy(update={"seed": config.simulated.seed + 1})
-    return build_provider(config.model_copy(update={"judge": judge, "simulated": sim}))
-
-
-async def review_events(
-    config: Config,
-    store: Any,
-    quiz: Quiz,
-    mode: str,
-    *,
-    questions: Sequence[Question] | None = None,
-    humans: Any = None,
-    humans_source: str | None = None,
-) -> AsyncIterator[Any]:
-    """One review run's events; shared by the CLI and the Review screen. The judges are built
-    here and always closed."""
-    from quiztui.locations import config_dir
-    from quiztui.pipeline.review import ReviewRun
-    from quiztui.providers.factory import build_provider
-
-    first = build_provider(config)
-    second = None
-    try:
-        if mode == "feedback":
-            second = build_judge2(config)
-        run = ReviewRun(
-            quiz,
-            settings(config, mode),
-            first,
-            provider2=second,
-            store=store,
-            questions=questions,
-            humans=humans,
-            humans_source=humans_source,
-            prompt_dir=config_dir() / "prompts",
-        )
-        async for event in run.events():
-            yield event
-    finally:
-        await first.aclose()
-        if second is not None:
-            await second.aclose()
-
-
-def review_starter(
-    config: Config,
-    store: Any,
-    *,
-    limit: int | None = None,
-    humans: Any = None,
-    humans_source: str | None = None,
-) -> StartReview:
-    """``start(quiz, mode)`` → a fresh review run's events (what the Review screen calls on
-    ``r``)."""
-
-    def start(quiz: Quiz, mode: str) -> AsyncIterator[Any]:
-        questions = quiz.questions[:limit] if limit is not None else None
-        return review_events(
-            config,
-            store,
-            quiz,
-            mode,
-            questions=questions,
-            humans=humans,
-            humans_source=humans_source,
-        )
-
-    return start
 
 
 def cmd_review(config: Config, args: argparse.Namespace) -> int:
@@ -217,13 +132,13 @@ def cmd_review(config: Config, args: argparse.Namespace) -> int:
 
 
 async def _headless(quiz: Quiz, start: StartReview, mode: str, args: argparse.Namespace) -> int:
-    from quiztui.cli import Progress
     from quiztui.pipeline.review import (
         QuestionReviewed,
         ReviewFinished,
         ReviewRetried,
         ReviewStarted,
     )
+    from quiztui.report.progress import Progress
 
     progress = Progress(sys.stderr, unit="questions", missed="unscored")
     started: ReviewStarted | None = None
@@ -295,9 +210,9 @@ def _score_cells(scores: Sequence[int] | None) -> dict[str, str]:
 
 
 def report_text(rows: Sequence[Any], summary: Any, started: Any) -> str:
-    from quiztui.cli_calibrate import text_table
     from quiztui.pipeline.review import AGREEMENT_NOTES, agreement_rows, converged_text
     from quiztui.pipeline.review import summary_lines as lines_of
+    from quiztui.report.text import text_table
 
     table = []
     for r in rows:

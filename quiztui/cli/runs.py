@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from quiztui.cli._args import Parents, help_for
+from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
 from quiztui.core.compare import Comparison
 from quiztui.errors import QuiztuiError
@@ -28,25 +30,34 @@ LIST_BADGES = ("good", "questionable", "poor")
 BADGE_ORDER = ("good", "questionable", "poor", "incomplete", "pending")
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
-    runs = sub.add_parser("runs", parents=[common], help="run history: list, show, compare")
+def register(sub: Any, parents: Parents) -> None:
+    common = parents.common
+    runs = sub.add_parser("runs", parents=[common], help=help_for("runs"))
+    runs.set_defaults(handler=cmd_runs)
     runs.add_argument("--db", type=Path, help="SQLite run store")
     runs.add_argument("--kind", choices=("vet", "calibrate", "panel"), help="only runs of a kind")
     runs.add_argument("--quiz", type=Path, help="only runs of this quiz file (same content)")
-    runs.add_argument("--limit", type=int, default=50, help="newest N runs (default 50)")
+    runs.add_argument(
+        "--limit",
+        action=Number,
+        ge=1,
+        le=INT64_MAX,
+        default=50,
+        help="newest N runs (default 50)",
+    )
     runs.add_argument("--tui", action="store_true", help="open the Runs screen")
     runs_sub = runs.add_subparsers(dest="runs_command")
     # --db after the subcommand too; SUPPRESS keeps a --db given before it.
     db = argparse.ArgumentParser(add_help=False)
     db.add_argument("--db", type=Path, default=argparse.SUPPRESS, help="SQLite run store")
     show = runs_sub.add_parser("show", parents=[common, db], help="print a stored run's report")
-    show.add_argument("run_id", type=int)
+    show.add_argument("run_id", action=Number, ge=1, le=INT64_MAX)
     show.add_argument("--format", choices=("md", "json", "csv"), default="md")
     compare = runs_sub.add_parser(
         "compare", parents=[common, db], help="compare two runs of the same quiz"
     )
-    compare.add_argument("run_a", type=int)
-    compare.add_argument("run_b", type=int)
+    compare.add_argument("run_a", action=Number, ge=1, le=INT64_MAX)
+    compare.add_argument("run_b", action=Number, ge=1, le=INT64_MAX)
     compare.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -118,7 +129,7 @@ def cmd_list(config: Config, args: argparse.Namespace) -> int:
             print(LIST_HEADER)
             for listing in listings:
                 print(listing_line(listing))
-        from quiztui.cli_batch import print_pending
+        from quiztui.cli.batch import print_pending
 
         print_pending(store, sys.stdout)  # provider batches submitted and not yet collected
     return 0
@@ -263,4 +274,4 @@ def runs_tui(config: Config) -> int:
     return 0
 
 
-__all__ = ["add_parser", "cmd_runs", "comparison_dict", "comparison_text"]
+__all__ = ["register", "cmd_runs", "comparison_dict", "comparison_text"]

@@ -1,26 +1,18 @@
 """``quiztui vet QUIZ --batch-api``: the command-line side of batch mode.
 
-Whether a vet run goes through a provider batch API (the flag, or ``--resume`` of a run that was
-sent that way), the :class:`~quiztui.pipeline.batch.BatchProvider` for the configured judge, the
-run settings that park every first-pass request at once, and the pending batches that
-``quiztui runs`` lists. The judging itself is :class:`~quiztui.pipeline.vet.VetRun`, as online.
+The ``--batch-api`` flag, the status lines of a headless batch run and the pending batches that
+``quiztui runs`` lists. The assembly (provider, settings) is :mod:`quiztui.assemble.batch`.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import time
-from dataclasses import replace
 from typing import TYPE_CHECKING, TextIO
 
-from quiztui.config import Config
-from quiztui.core.quiz import Quiz
 from quiztui.pipeline.events import ProviderBatchStatus
 
 if TYPE_CHECKING:
-    from quiztui.pipeline.batch import BatchProvider
-    from quiztui.pipeline.vet import VetSettings
     from quiztui.store import Store
 
 
@@ -31,41 +23,6 @@ def add_argument(vet: argparse.ArgumentParser) -> None:
         help="send the run through the judge's batch API (OpenAI Batch or Anthropic Message"
         " Batches: about half the price, results within 24 h); --resume collects it",
     )
-
-
-def batch_mode(store: Store, resume: int | None, flag: bool) -> bool:
-    """The flag, or a resumed run that was sent through a batch API (so it is collected, not
-    sent again online)."""
-    if flag:
-        return True
-    if resume is None:
-        return False
-    if store.provider_batches.for_run(resume):
-        return True
-    return bool(store.get_run(resume).params.get("batch_api"))
-
-
-def build_provider(config: Config) -> BatchProvider:
-    from quiztui.pipeline.batch import build_batch_provider
-
-    return build_batch_provider(config)
-
-
-def batch_settings(
-    settings: VetSettings, quiz: Quiz, store: Store, resume: int | None
-) -> VetSettings:
-    """Enough workers that every first-pass request is asked (and parked) at once.
-
-    A resumed run keeps its own batch size, which may be smaller than the configured one.
-    """
-    size = settings.batch_size
-    if resume is not None:
-        size = min(size, store.get_run(resume).batch_size)
-    if settings.mode == "question":
-        requests = len(quiz.questions)
-    else:
-        requests = math.ceil(sum(q.n for q in quiz.questions) / max(1, size))
-    return replace(settings, concurrency=max(1, requests), logprobs=False)
 
 
 class StatusLines:

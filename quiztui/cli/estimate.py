@@ -9,13 +9,12 @@ and exits :data:`STOPPED_EXIT` (3): what was judged is stored, the rest is "not 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
+from quiztui.cli.flags import Number
 from quiztui.core.estimate import usd
-from quiztui.errors import ConfigError
 
 if TYPE_CHECKING:
     from quiztui.config import Config
@@ -26,21 +25,17 @@ if TYPE_CHECKING:
 STOPPED_EXIT = 3
 
 
-def positive_usd(text: str) -> float:
-    """argparse type of ``--budget``: a positive amount of US dollars ("0.50" or "$0.50")."""
-    try:
-        value = float(text.strip().lstrip("$"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an amount in USD: {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"the budget must be a positive amount, got {text!r}")
-    return value
+def usd_text(text: str) -> str:
+    """``--budget`` without its dollar sign ("$0.50" → "0.50"); validated as ``vet.budget``."""
+    return text.strip().lstrip("$")
 
 
 def add_arguments(vet: argparse.ArgumentParser) -> None:
     vet.add_argument(
         "--budget",
-        type=positive_usd,
+        action=Number,
+        key="vet.budget",
+        clean=usd_text,
         metavar="USD",
         help="stop the run within one batch of this cost (needs a [cost] price); the rest is"
         " not run and --resume continues it",
@@ -49,37 +44,6 @@ def add_arguments(vet: argparse.ArgumentParser) -> None:
         "--estimate",
         action="store_true",
         help="print requests, tokens, cost and time of the run, then exit without judging",
-    )
-
-
-def run_options(config: Config, store: Any, provider: Any, prompt: Any, settings: Any) -> dict:  # type: ignore[type-arg]
-    """The price, the judge profile's figures and the budget for a ``VetRun``.
-
-    A budget without a price for the judge model is a config error (nothing to count against).
-    """
-    from quiztui.pipeline.estimate import measured_from_profile
-
-    price = config.cost.price_for(provider.model)
-    budget = config.vet.budget
-    if budget is not None and price is None:
-        raise ConfigError(
-            f"a budget (${budget:g}) needs a price for model {provider.model!r}: set"
-            f' [cost.models."{provider.model}"] input_per_mtok and output_per_mtok'
-            " (or the [cost] defaults) in the config"
-        )
-    profile = judge_profile(store, provider, prompt, settings)
-    measured = measured_from_profile(profile) if profile is not None else None
-    return {"price": price, "measured": measured, "budget": budget}
-
-
-def judge_profile(store: Any, provider: Any, prompt: Any, settings: Any) -> Any:
-    """The newest profile measured for exactly this judge set-up, or None."""
-    return store.profiles.match(
-        provider=provider.name,
-        model=provider.model,
-        prompt_hash=prompt.hash,
-        batch_size=settings.batch_size if settings.mode == "assertion" else 1,
-        mode=settings.mode,
     )
 
 
@@ -99,29 +63,16 @@ def estimate_table(est: Estimate, budget: float | None = None) -> str:
 
 def cmd_estimate(config: Config, args: argparse.Namespace, store: Any, quiz: Quiz) -> int:
     """Print the estimate of ``quiztui vet`` with these options; create no run, send nothing."""
-    from quiztui.cli import vet_settings
-    from quiztui.locations import config_dir
-    from quiztui.pipeline.estimate import estimate_run
-    from quiztui.pipeline.prompts import load_prompt, prompt_for_mode
-    from quiztui.pipeline.vet import VetRun
-    from quiztui.providers.factory import build_provider
+    from quiztui.assemble.estimate import estimate_vet
 
-    provider = build_provider(config, quiz)
-    try:
-        settings = vet_settings(config)
-        prompt = load_prompt(prompt_for_mode(settings.mode), config_dir() / "prompts")
-        options = run_options(config, store, provider, prompt, settings)
-        run = VetRun(quiz, provider, store, prompt, settings, resume_run_id=args.resume, **options)
-        est = estimate_run(run, batch_api=bool(getattr(args, "batch_api", False)))
-    finally:
-        aclose = getattr(provider, "aclose", None)
-        if aclose is not None:
-            asyncio.run(aclose())
+    label, est = estimate_vet(
+        config, store, quiz, args.resume, bool(getattr(args, "batch_api", False))
+    )
     if args.format == "json":
-        data = est.as_dict() | {"budget": config.vet.budget, "judge": provider.label}
+        data = est.as_dict() | {"budget": config.vet.budget, "judge": label}
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
-        sys.stdout.write(f"estimate for {quiz.title} with {provider.label}\n")
+        sys.stdout.write(f"estimate for {quiz.title} with {label}\n")
         sys.stdout.write(estimate_table(est, config.vet.budget))
     return 0
 
@@ -151,9 +102,7 @@ __all__ = [
     "add_arguments",
     "cmd_estimate",
     "estimate_table",
-    "judge_profile",
-    "positive_usd",
     "print_started",
     "report_stopped",
-    "run_options",
+    "usd_text",
 ]

@@ -22,6 +22,10 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from quiztui.assemble import robustness as robustness_assembly
+from quiztui.assemble.robustness import robustness_events
+from quiztui.cli._args import Parents, help_for
+from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
 from quiztui.core.paraphrase import ANSWERED, QuestionRobustness
 from quiztui.errors import QuiztuiError
@@ -41,23 +45,31 @@ METRIC_NAMES = (
 )
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser, judge: argparse.ArgumentParser) -> None:
+def register(sub: Any, parents: Parents) -> None:
+    common, judge = parents.common, parents.judge
     r = sub.add_parser(
         "robustness",
         parents=[common, judge],
-        help="paraphrase each question v ways, answer every form apart, measure agreement",
+        help=help_for("robustness"),
         description="MultiQ&A robustness: a question whose rewrites get different answers is"
         " ambiguous or badly written, even when its key is right.",
     )
+    r.set_defaults(handler=cmd_robustness)
     r.add_argument("quiz", type=Path, help="quiz file")
-    r.add_argument("--variants", "-v", type=int, help="rewrites per question (default 5)")
+    r.add_argument(
+        "--variants",
+        "-v",
+        action=Number,
+        key="robustness.variants",
+        help="rewrites per question (default 5)",
+    )
     r.add_argument(
         "--answer-format",
         choices=("multiple-choice", "abstractive"),
         help="answer with the options shown, or the question alone",
     )
     r.add_argument("--match", choices=("normalised", "embedding"), help="abstractive grouping")
-    r.add_argument("--limit", type=int, help="only the first N questions")
+    r.add_argument("--limit", action=Number, ge=1, le=INT64_MAX, help="only the first N questions")
     r.add_argument("--format", choices=("text", "md", "json", "csv"), default="text")
     r.add_argument("-o", "--output", type=Path, help="write the report to this file")
     r.add_argument("--tui", action="store_true", help="open the Robustness screen")
@@ -67,23 +79,12 @@ def add_parser(sub: Any, common: argparse.ArgumentParser, judge: argparse.Argume
 
 
 def settings(config: Config, args: argparse.Namespace | None = None) -> Any:
-    from quiztui.pipeline.robustness import RobustnessSettings
-
-    c = config.robustness
-    variants = getattr(args, "variants", None)
-    variants = c.variants if variants is None else variants
-    if variants < 1 or variants > 20:
-        raise QuiztuiError("robustness: --variants must be from 1 to 20")
-    return RobustnessSettings(
-        variants=variants,
-        format=getattr(args, "answer_format", None) or c.format,
-        temperature=c.temperature,
-        concurrency=config.judge.concurrency,
-        max_reasks=c.max_reasks,
-        max_tokens=config.judge.max_tokens,
-        match=getattr(args, "match", None) or c.match,
-        similarity=c.similarity,
-        fragile_certainty=c.fragile_certainty,
+    """The run settings with the flags the user typed."""
+    return robustness_assembly.settings(
+        config,
+        variants=getattr(args, "variants", None),
+        answer_format=getattr(args, "answer_format", None),
+        match=getattr(args, "match", None),
     )
 
 
@@ -97,22 +98,6 @@ def load(args: argparse.Namespace) -> Any:
             raise QuiztuiError("robustness: --limit must be at least 1")
         quiz = quiz.model_copy(update={"questions": quiz.questions[: args.limit]})
     return quiz
-
-
-async def robustness_events(
-    config: Config, store: Any, quiz: Any, run_settings: Any
-) -> AsyncIterator[Any]:
-    """One robustness run's events; shared by the CLI and the TUI's Robustness screen."""
-    from quiztui.pipeline.robustness import RobustnessRun
-    from quiztui.providers.factory import build_provider
-
-    provider = build_provider(config, quiz)
-    try:
-        run = RobustnessRun(quiz, run_settings, provider, store=store)
-        async for event in run.events():
-            yield event
-    finally:
-        await provider.aclose()
 
 
 def cmd_robustness(config: Config, args: argparse.Namespace) -> int:
@@ -129,13 +114,13 @@ def cmd_robustness(config: Config, args: argparse.Namespace) -> int:
 async def _run(
     config: Config, store: Any, quiz: Any, run_settings: Any, args: argparse.Namespace
 ) -> int:
-    from quiztui.cli import Progress
     from quiztui.pipeline.robustness import (
         FormAnswered,
         QuestionMeasured,
         RobustnessFinished,
         RobustnessStarted,
     )
+    from quiztui.report.progress import Progress
 
     progress = Progress(sys.stderr, unit="answers", missed="no answer")
     total = len(quiz.questions) * (run_settings.variants + 1)
@@ -268,7 +253,7 @@ def render(
         out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         out += ["| " + " | ".join(md_cell(str(r[h])) for h in head) + " |" for r in rows]
         return "\n".join(out) + "\n"
-    from quiztui.cli_calibrate import text_table
+    from quiztui.report.text import text_table
 
     rows = question_rows(results)
     for row in rows:

@@ -19,6 +19,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from quiztui.assemble.common import lint_report
+from quiztui.cli._args import Parents, help_for
 from quiztui.config import Config
 from quiztui.core.lint import FAIL_ON as LINT_FAIL_ON
 from quiztui.core.quiz import Quiz
@@ -30,11 +32,12 @@ FAIL_ON = LINT_FAIL_ON
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+def register(sub: Any, parents: Parents) -> None:
+    common = parents.common
     p = sub.add_parser(
         "lint",
         parents=[common],
-        help="find item-writing flaws offline (no model): duplicates, giveaways, key bias",
+        help=help_for("lint"),
         description="Lint a quiz without a model: ambiguous or duplicate options, the key in the"
         " stem, all/none of the above, unemphasised negatives, long keys, key-position and"
         " longest-key bias, True/False imbalance, duplicate questions, one question answering"
@@ -42,6 +45,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         epilog="Exit codes: 0 no finding at or above --fail-on; 1 there is one; 2 bad input or"
         " configuration.",
     )
+    p.set_defaults(handler=cmd_lint)
     p.add_argument("quiz", type=Path, help="quiz file (Quizaic JSON/JSONL, Open Trivia DB, CSV)")
     p.add_argument("--format", choices=FORMATS, default="text", help="report format")
     p.add_argument("-o", "--output", type=Path, help="write the report to this file")
@@ -69,13 +73,6 @@ def disabled_codes(values: list[str]) -> list[str]:
         return sorted(check_codes(codes))
     except ConfigError as exc:
         raise ConfigError(f"--disable: {exc}") from None
-
-
-def lint_report(config: Config, quiz: Quiz, extra_disable: list[str] | None = None) -> Any:
-    """The quiz's ``LintReport`` with the configured settings (for the TUI and headless report)."""
-    from quiztui.core.lint import lint_quiz
-
-    return lint_quiz(quiz, config.lint.settings(extra_disable))
 
 
 def cmd_lint(config: Config, args: argparse.Namespace) -> int:
@@ -109,7 +106,7 @@ def _verdict(report: Any, fail_on: str) -> str:
 
 
 def report_text(report: Any, quiz: Quiz, fail_on: str) -> str:
-    from quiztui.cli_calibrate import text_table
+    from quiztui.report.text import text_table
 
     rows = [
         {

@@ -15,23 +15,34 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from quiztui.cli._args import Parents, help_for
+from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
 from quiztui.errors import QuiztuiError
 from quiztui.report.writers import EXTENSIONS, FORMATS
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+def register(sub: Any, parents: Parents) -> None:
+    common = parents.common
     p = sub.add_parser(
         "report",
         parents=[common],
-        help="export a stored vet run's report (md, json, csv, html, junit)",
+        help=help_for("report"),
         description="Write the report of a stored vet run. Without --format the format follows"
         " the -o extension ("
         + ", ".join(f"{ext} → {fmt}" for ext, fmt in EXTENSIONS.items())
         + "); otherwise Markdown.",
         epilog="Exit codes: 0 written; 2 unknown run, run without a summary, or bad output path.",
     )
-    p.add_argument("run_id", type=int, metavar="RUN_ID", help="the run's id (see `quiztui runs`)")
+    p.set_defaults(handler=cmd_report)
+    p.add_argument(
+        "run_id",
+        action=Number,
+        ge=1,
+        le=INT64_MAX,
+        metavar="RUN_ID",
+        help="the run's id (see `quiztui runs`)",
+    )
     p.add_argument("--format", choices=tuple(FORMATS), help="report format (default: from -o)")
     p.add_argument("-o", "--output", type=Path, help="write the report to this file")
     p.add_argument("--db", type=Path, help="SQLite run store")
@@ -39,7 +50,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def _extras(config: Config, record: Any) -> Any:
     """Not-judged items and lint of the run's quiz, when its file is still there unchanged."""
-    from quiztui import cli_lint
+    from quiztui.assemble.common import lint_report
     from quiztui.formats import load_quiz
     from quiztui.report.extras import ReportExtras
 
@@ -54,7 +65,7 @@ def _extras(config: Config, record: Any) -> Any:
         return extras
     return ReportExtras(
         unjudged=quiz.unjudged,
-        lint=cli_lint.lint_report(config, quiz),
+        lint=lint_report(config, quiz),
         created_at=record.created_at,
     )
 

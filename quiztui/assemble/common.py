@@ -1,0 +1,33 @@
+"""What every run kind's assembly shares: prompts with the user's overrides, the lint settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from quiztui.config import Config
+    from quiztui.core.quiz import Quiz
+    from quiztui.pipeline.prompts import PromptTemplate
+
+
+def prompt_dir() -> Path:
+    """Where the user's prompt overrides live: ``prompts/`` in the config dir."""
+    from quiztui.locations import config_dir
+
+    return config_dir() / "prompts"
+
+
+def prompt_for(name: str) -> PromptTemplate:
+    """The prompt file ``name``: the user's copy in the config dir's ``prompts/`` when there is
+    one, else the packaged one. Every run kind loads its prompts through here."""
+    from quiztui.pipeline.prompts import load_prompt
+
+    return load_prompt(name, prompt_dir())
+
+
+def lint_report(config: Config, quiz: Quiz, extra_disable: list[str] | None = None) -> Any:
+    """The quiz's ``LintReport`` with the configured settings (for the TUI and headless report)."""
+    from quiztui.core.lint import lint_quiz
+
+    return lint_quiz(quiz, config.lint.settings(extra_disable))

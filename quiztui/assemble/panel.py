@@ -1,0 +1,62 @@
+"""Panel runs: several judges over one quiz (different models, or repeated samples of one)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from quiztui.config import Config
+    from quiztui.core.quiz import Quiz
+    from quiztui.pipeline.panel import PanelRun
+    from quiztui.store import Store
+
+
+def member_config(config: Config, spec: str) -> Config:
+    """A copy of ``config`` whose judge is the one ``spec`` names."""
+    from quiztui.errors import ConfigError
+
+    judge = config.judge.model_copy()
+    sim = config.simulated.model_copy()
+    if spec.startswith("simulated"):
+        judge.provider = "simulated"
+        _, _, params = spec.partition(":")
+        for item in filter(None, params.split(",")):
+            key, _, value = item.partition("=")
+            if key.strip() not in ("tpr", "tnr", "seed"):
+                raise ConfigError(f"--member {spec}: unknown simulated parameter '{key}'")
+            try:
+                setattr(sim, key.strip(), int(value) if key.strip() == "seed" else float(value))
+            except ValueError as exc:
+                raise ConfigError(f"--member {spec}: {key}: {exc}") from None
+    else:
+        model, _, base_url = spec.partition("@")
+        if not model:
+            raise ConfigError(f"--member {spec}: no model name")
+        judge.provider = "openai-compat"
+        judge.model = model
+        if base_url:
+            judge.base_url = base_url
+    return config.model_copy(update={"judge": judge, "simulated": sim})
+
+
+@asynccontextmanager
+async def panel_run(configs: list[Config], quiz: Quiz, store: Store) -> AsyncIterator[PanelRun]:
+    """A panel over ``quiz``, one member per config (the first config's prompt and settings);
+    the members' providers are closed when the block ends."""
+    from quiztui.assemble.common import prompt_for
+    from quiztui.assemble.vet import vet_settings
+    from quiztui.pipeline.panel import PanelRun
+    from quiztui.pipeline.prompts import prompt_for_mode
+    from quiztui.providers.factory import build_provider
+
+    providers = [build_provider(c, quiz) for c in configs]
+    try:
+        settings = replace(vet_settings(configs[0]), use_cache=False)
+        prompt = prompt_for(prompt_for_mode(settings.mode))
+        yield PanelRun(quiz, providers, store, prompt, settings, prior=configs[0].vet.prior)
+    finally:
+        for p in providers:
+            await p.aclose()

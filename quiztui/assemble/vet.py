@@ -1,0 +1,151 @@
+"""Vet runs: the judge, its prompt and measured accuracy, and a factory of event streams."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from quiztui.assemble.common import prompt_for
+from quiztui.core.bayes import JudgeAccuracy
+from quiztui.errors import QuiztuiError
+
+if TYPE_CHECKING:
+    from quiztui.config import Config
+    from quiztui.core.bank import Bank
+    from quiztui.core.quiz import Quiz
+    from quiztui.pipeline.events import VetEvent
+    from quiztui.pipeline.prompts import PromptTemplate
+    from quiztui.pipeline.vet import VetSettings
+    from quiztui.providers.base import Provider
+    from quiztui.store import Store
+
+StartRun = Callable[..., "AsyncIterator[VetEvent]"]
+
+
+def vet_settings(config: Config) -> VetSettings:
+    from quiztui.pipeline.vet import VetSettings
+
+    return VetSettings(
+        batch_size=config.vet.batch_size,
+        concurrency=config.judge.concurrency,
+        seed=config.vet.seed,
+        max_reasks=config.vet.max_reasks,
+        prior=config.vet.prior,
+        temperature=config.judge.temperature,
+        max_tokens=config.judge.max_tokens,
+        use_cache=config.vet.cache,
+        mode=config.vet.mode,
+        logprobs=config.judge.logprobs != "off",
+    )
+
+
+def judge_accuracy(
+    store: Store, provider: Provider, prompt: PromptTemplate, settings: VetSettings
+) -> JudgeAccuracy:
+    """The newest profile measured for exactly this judge set-up, else the uncalibrated defaults."""
+    from quiztui.assemble.estimate import judge_profile
+
+    profile = judge_profile(store, provider, prompt, settings)
+    return profile.accuracy() if profile is not None else JudgeAccuracy()
+
+
+@dataclass
+class VetRuns:
+    """What a face needs to run a quiz: the judge, its accuracy, and ``start_run``.
+
+    ``start_run()`` gives a fresh event stream over the quiz (the first one resumes
+    ``resume_run_id`` when given); ``start_run(only)`` re-judges an edited question alone.
+    """
+
+    provider: Provider
+    prompt: PromptTemplate
+    settings: VetSettings
+    accuracy: JudgeAccuracy
+    start_run: StartRun
+
+
+def vet_runs(
+    config: Config, quiz: Quiz, store: Store, resume: int | None, batch_api: bool = False
+) -> VetRuns:
+    from quiztui.assemble import batch as batch_assembly
+    from quiztui.assemble.estimate import run_options
+    from quiztui.pipeline.prompts import prompt_for_mode
+    from quiztui.pipeline.vet import VetRun
+    from quiztui.providers.factory import build_provider
+
+    batch = batch_assembly.batch_mode(store, resume, batch_api)  # a provider batch API
+    provider = batch_assembly.build_provider(config) if batch else build_provider(config, quiz)
+    settings = vet_settings(config)
+    if batch:
+        settings = batch_assembly.batch_settings(settings, quiz, store, resume)
+    prompt = prompt_for(prompt_for_mode(settings.mode))
+    accuracy = judge_accuracy(store, provider, prompt, settings)
+    run_options(config, store, provider, prompt, settings)  # a budget needs a price: fail early
+    pending_resume = [resume]
+
+    def start_run(only: Quiz | None = None) -> AsyncIterator[VetEvent]:
+        """A run over the quiz, or over ``only`` (an edited question, re-judged alone)."""
+        # Looked up at every start: a calibration made in the TUI applies to the next run.
+        current = judge_accuracy(store, provider, prompt, settings)
+        options = run_options(config, store, provider, prompt, settings)
+        if only is not None:
+            teach_simulated_judge(provider, only)
+            options["budget"] = None  # one edited question: priced, never stopped
+            return VetRun(only, provider, store, prompt, settings, current, **options).events()
+        run = VetRun(
+            quiz,
+            provider,
+            store,
+            prompt,
+            settings,
+            current,
+            resume_run_id=pending_resume[0],
+            **options,
+        )
+        pending_resume[0] = None
+        return run.events()
+
+    return VetRuns(provider, prompt, settings, accuracy, start_run)
+
+
+def teach_simulated_judge(provider: Provider, quiz: Quiz) -> None:
+    """The simulated judge answers from a truth table made at start; an edited question's new
+    assertions join it (true as keyed), so re-judging an edit works offline too."""
+    from quiztui.providers.simulated import SimulatedProvider
+    from quiztui.simulate.vet import truth_table
+
+    if isinstance(provider, SimulatedProvider):
+        for text, truth in truth_table(quiz).items():
+            provider.truth.setdefault(text, truth)
+
+
+def open_quiz(config: Config, quiz_path: Path | None, resume: int | None) -> tuple[Store, Quiz]:
+    """The run store and the quiz (a resumed run's own quiz file when none is given)."""
+    from quiztui.formats import load_quiz
+    from quiztui.store import Store
+
+    store = Store(config.db_path())
+    if resume is not None and quiz_path is None:
+        record = store.get_run(resume)
+        if not record.quiz_path:
+            store.close()
+            raise QuiztuiError(f"run {resume} has no quiz path; pass the quiz file")
+        quiz_path = Path(record.quiz_path)
+    if quiz_path is None:
+        store.close()
+        raise QuiztuiError("no quiz given: quiztui vet QUIZ")
+    return store, load_quiz(quiz_path)
+
+
+def try_bank(path: Path | None) -> Bank | None:
+    """The quiz file as a bank, for writing edits back (None when it cannot be read as one)."""
+    from quiztui.formats.bank_io import load_bank
+
+    if path is None:
+        return None
+    try:
+        return load_bank(path)
+    except QuiztuiError:
+        return None

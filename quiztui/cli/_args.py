@@ -1,0 +1,100 @@
+"""What every subcommand's parser shares: the command table, the parent parsers, the shortcut.
+
+Kept light (argparse and pathlib only) so ``quiztui --version`` and ``quiztui --help`` import no
+subcommand module: a subcommand's module is imported only when that subcommand runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from quiztui.cli.flags import Number
+
+# name -> (module under quiztui.cli that registers it, one-line help). Order is the help's order.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "vet": ("vet", "judge every option of every question"),
+    "config": ("config", "configuration file"),
+    "locate": ("config", "print where quiztui keeps a file"),
+    "runs": ("runs", "run history: list, show, compare"),
+    "calibrate": (
+        "calibrate",
+        "measure the judge on a gold set and store its profile (TPR/TNR with 95%% intervals)",
+    ),
+    "profiles": ("calibrate", "list stored judge profiles"),
+    "panel": (
+        "panel",
+        "vet a quiz with several judges; Dawid–Skene estimates each judge without gold labels",
+    ),
+    "grade": ("grade", "grade candidate answers against references, or benchmark a grader"),
+    "review": (
+        "review",
+        "rate questions 1-5 on grammaticality, appropriateness, relevance, novelty, complexity",
+    ),
+    "generate": ("generate", "question-answer pairs from a document"),
+    "robustness": (
+        "robustness",
+        "paraphrase each question v ways, answer every form apart, measure agreement",
+    ),
+    "convert": (
+        "convert",
+        "convert a quiz between Quizaic, Open Trivia DB, CSV, GIFT, Aiken and Moodle XML",
+    ),
+    "lint": ("lint", "find item-writing flaws offline (no model): duplicates, giveaways, key bias"),
+    "report": ("report", "export a stored vet run's report (md, json, csv, html, junit)"),
+}
+
+
+def help_for(command: str) -> str:
+    return COMMANDS[command][1]
+
+
+@dataclass(frozen=True)
+class Parents:
+    """Parent parsers: ``common`` (--config) for every subcommand, ``judge`` for the judged ones."""
+
+    common: argparse.ArgumentParser
+    judge: argparse.ArgumentParser
+
+
+def parents() -> Parents:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="config file")
+
+    judge = argparse.ArgumentParser(add_help=False)
+    judge.add_argument(
+        "--judge",
+        choices=("auto", "simulated", "openai-compat", "anthropic", "gemini"),
+        help="judge provider",
+    )
+    judge.add_argument("--model", help="judge model")
+    judge.add_argument("--base-url", help="the judge API's base URL")
+    judge.add_argument(
+        "--batch-size", action=Number, key="vet.batch_size", help="assertions per request"
+    )
+    judge.add_argument(
+        "--concurrency", action=Number, key="judge.concurrency", help="requests in flight"
+    )
+    judge.add_argument("--db", type=Path, help="SQLite run store")
+    judge.add_argument(
+        "--sim-latency",
+        action=Number,
+        key="simulated.latency",
+        help="simulated judge: seconds per request",
+    )
+    return Parents(common, judge)
+
+
+def first_positional(argv: Sequence[str]) -> int | None:
+    """Index of the first argument that is neither an option nor an option's value."""
+    skip = False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+        elif arg == "--config":
+            skip = True
+        elif not arg.startswith("-"):
+            return i
+    return None

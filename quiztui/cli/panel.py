@@ -1,0 +1,226 @@
+"""``quiztui panel``: vet a quiz with several judges; Dawid–Skene estimates each judge without
+gold labels."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from quiztui.assemble.panel import member_config
+from quiztui.cli._args import Parents, help_for
+from quiztui.cli.flags import Number
+from quiztui.config import Config
+from quiztui.report.text import text_table
+
+
+def register(sub: Any, parents: Parents) -> None:
+    common, judge = parents.common, parents.judge
+    panel = sub.add_parser(
+        "panel",
+        parents=[common, judge],
+        help=help_for("panel"),
+    )
+    panel.set_defaults(handler=cmd_panel)
+    panel.add_argument("quiz", type=Path, help="quiz file")
+    panel.add_argument(
+        "--member",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a panel judge: MODEL, MODEL@BASE_URL, or simulated:tpr=0.9,tnr=0.85,seed=1"
+        " (repeat for each judge)",
+    )
+    panel.add_argument(
+        "--samples",
+        action=Number,
+        ge=2,
+        le=100,
+        default=0,
+        help="instead of --member: this many repeated samples of the configured judge",
+    )
+    panel.add_argument(
+        "--temperature",
+        action=Number,
+        key="judge.temperature",
+        help="sampling temperature of the members (default: the config's, 0.7 for --samples)",
+    )
+    panel.add_argument("--format", choices=("text", "json", "md"), default="text")
+    panel.add_argument("-o", "--output", type=Path, help="write the panel report to this file")
+
+
+def panel_configs(config: Config, args: argparse.Namespace) -> list[Config]:
+    from quiztui.errors import ConfigError
+
+    if args.member and args.samples:
+        raise ConfigError("use either --member (different judges) or --samples, not both")
+    if args.samples:
+        if args.samples < 2:
+            raise ConfigError("--samples: a panel needs at least 2 samples")
+        temperature = args.temperature if args.temperature is not None else 0.7
+        out = []
+        for i in range(args.samples):
+            judge = config.judge.model_copy(update={"temperature": temperature})
+            sim = config.simulated.model_copy(update={"seed": config.simulated.seed + i})
+            out.append(config.model_copy(update={"judge": judge, "simulated": sim}))
+        return out
+    if len(args.member) < 2:
+        raise ConfigError("a panel needs at least two judges: --member SPEC twice, or --samples N")
+    out = [member_config(config, spec) for spec in args.member]
+    if args.temperature is not None:
+        out = [
+            c.model_copy(
+                update={"judge": c.judge.model_copy(update={"temperature": args.temperature})}
+            )
+            for c in out
+        ]
+    return out
+
+
+def panel_text(summary: Any, fmt: str) -> str:
+    """The panel report: judges, agreement, disagreements (text, Markdown or JSON)."""
+    from quiztui.report.writers import md_cell
+
+    if fmt == "json":
+        return json.dumps(panel_dict(summary), indent=2, ensure_ascii=False) + "\n"
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    judges = [
+        {
+            "#": str(i + 1),
+            "judge": e.label,
+            "TPR (DS)": f"{e.tpr:.3f}",
+            "TNR (DS)": f"{e.tnr:.3f}",
+            "judged": str(e.judged),
+            "said true": str(e.said_true),
+            "run": str(e.run_id),
+        }
+        for i, e in enumerate(summary.judges)
+    ]
+    out = []
+    md = fmt == "md"
+    cell = md_cell if md else (lambda s: " ".join(str(s).split()))
+    if md:
+        out.append(f"# quiztui panel: {md_cell(summary.quiz_title)}\n")
+    out.append(
+        f"Dawid–Skene: prevalence of true assertions {summary.prevalence:.3f},"
+        f" {summary.em_iterations} EM iterations"
+        + ("" if summary.em_converged else " (NOT converged)")
+    )
+    out.append(
+        f"Fleiss' κ {summary.fleiss:.3f}; Cohen's κ: "
+        + ", ".join(f"{a + 1}–{b + 1} {k:.3f}" for a, b, k in summary.cohen)
+    )
+    out.append("")
+    out.append(_md_table(judges) if md else text_table(judges))
+    dis = summary.disagreements
+    out.append(f"{len(dis)} of {len(summary.questions)} questions with disagreeing verdicts")
+    rows = []
+    for q in sorted(dis, key=lambda q: q.confidence):
+        verdicts = " | ".join(
+            "".join("?" if v is None else ("T" if v else "F") for v in judge)
+            for judge in q.verdicts
+        )
+        suggestion = (
+            f"{letters[q.suggested_option]} ({q.suggested_p:.2f})"
+            if q.suggested_option is not None
+            else ""
+        )
+        rows.append(
+            {
+                "question": q.question_id,
+                "text": cell(q.text)[:60],
+                "key": letters[q.key],
+                "verdicts A.. per judge": verdicts,
+                "confidence": f"{q.confidence:.3f}",
+                "panel suggests": suggestion,
+            }
+        )
+    if rows:
+        out.append("")
+        out.append(_md_table(rows) if md else text_table(rows))
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _md_table(rows: list[dict[str, str]]) -> str:
+    heads = list(rows[0])
+    lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+    lines += ["| " + " | ".join(r[h] for h in heads) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def panel_dict(summary: Any) -> dict[str, Any]:
+    return {
+        "quiz_title": summary.quiz_title,
+        "prevalence": summary.prevalence,
+        "em_iterations": summary.em_iterations,
+        "em_converged": summary.em_converged,
+        "fleiss_kappa": summary.fleiss,
+        "cohen_kappa": [{"a": a, "b": b, "kappa": k} for a, b, k in summary.cohen],
+        "judges": [
+            {
+                "label": e.label,
+                "run_id": e.run_id,
+                "tpr": e.tpr,
+                "tnr": e.tnr,
+                "judged": e.judged,
+                "said_true": e.said_true,
+            }
+            for e in summary.judges
+        ],
+        "questions": [
+            {
+                "question_id": q.question_id,
+                "text": q.text,
+                "options": list(q.options),
+                "key": q.key,
+                "confidence": q.confidence,
+                "suggested_option": q.suggested_option,
+                "suggested_p": q.suggested_p,
+                "verdicts": [list(v) for v in q.verdicts],
+                "p_true": list(q.p_true),
+                "disagreement": q.disagreement,
+            }
+            for q in summary.questions
+        ],
+    }
+
+
+async def _run_panel(configs: list[Config], quiz: Any, store: Any) -> Any:
+    from quiztui.assemble.panel import panel_run
+    from quiztui.pipeline.events import RunFinished
+    from quiztui.pipeline.panel import PanelFinished, PanelMemberEvent
+
+    async with panel_run(configs, quiz, store) as run:
+        for i, p in enumerate(run.providers):
+            print(f"quiztui: panel judge {i + 1}: {p.label}", file=sys.stderr)
+        async for event in run.events():
+            if isinstance(event, PanelMemberEvent) and isinstance(event.event, RunFinished):
+                s = event.event.summary
+                print(
+                    f"quiztui: judge {event.judge + 1} finished run {s.run_id}: {s.judged} judged,"
+                    f" {s.unjudged} unjudged, {s.requests} requests",
+                    file=sys.stderr,
+                )
+            elif isinstance(event, PanelFinished):
+                return event.summary
+    return None
+
+
+def cmd_panel(config: Config, args: argparse.Namespace) -> int:
+    from quiztui.formats import load_quiz
+    from quiztui.store import Store
+
+    configs = panel_configs(config, args)
+    quiz = load_quiz(args.quiz)
+    with Store(config.db_path()) as store:
+        summary = asyncio.run(_run_panel(configs, quiz, store))
+    report = panel_text(summary, args.format)
+    if args.output:
+        args.output.write_text(report, encoding="utf-8")
+        print(f"quiztui: panel report written to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(report)
+    return 0

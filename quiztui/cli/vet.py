@@ -1,0 +1,195 @@
+"""``quiztui vet QUIZ``: the TUI by default; ``--no-tui`` runs headless (progress on stderr,
+report on stdout or ``-o``).
+
+Exit codes: 0 every question good, 1 a question at or past ``--fail-on``, 2 bad input or config,
+3 stopped early and ``--resume`` continues (a budget reached, or a provider batch still pending
+after ``batch.max_wait``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from quiztui.cli import batch as cli_batch
+from quiztui.cli import estimate as cli_estimate
+from quiztui.cli._args import Parents, help_for
+from quiztui.cli.flags import INT64_MAX, Number
+from quiztui.core.kscore import BADGE_SEVERITY, Badge
+
+if TYPE_CHECKING:
+    from quiztui.assemble.vet import StartRun, VetRuns
+    from quiztui.config import Config
+    from quiztui.core.quiz import Quiz
+    from quiztui.pipeline.events import RunSummary
+    from quiztui.report.progress import Progress
+    from quiztui.store import Store
+
+
+def register(sub: Any, parents: Parents) -> None:
+    vet = sub.add_parser("vet", parents=[parents.common, parents.judge], help=help_for("vet"))
+    vet.add_argument(
+        "quiz",
+        nargs="?",
+        type=Path,
+        help="quiz file (Quizaic JSON/JSONL, Open Trivia DB JSON, CSV)",
+    )
+    vet.add_argument(
+        "--no-tui", action="store_true", help="run headless: progress on stderr, report on stdout"
+    )
+    vet.add_argument(
+        "--format",
+        choices=("json", "csv", "md", "html", "junit"),
+        help="report format (default: from the -o extension, else md)",
+    )
+    vet.add_argument("-o", "--output", type=Path, help="write the report to this file")
+    vet.add_argument(
+        "--fail-on", choices=("poor", "questionable", "never"), help="exit 1 threshold"
+    )
+    vet.add_argument(
+        "--resume",
+        action=Number,
+        ge=1,
+        le=INT64_MAX,
+        metavar="RUN_ID",
+        help="continue a stopped run",
+    )
+    vet.add_argument("--seed", action=Number, key="vet.seed", help="shuffle seed")
+    vet.add_argument("--no-cache", action="store_true", help="ignore cached verdicts")
+    vet.add_argument(
+        "--mode",
+        choices=("assertion", "question"),
+        help="assertion: batches of true/false assertions; question: one request per question",
+    )
+    cli_estimate.add_arguments(vet)
+    cli_batch.add_argument(vet)
+    vet.set_defaults(handler=cmd_vet)
+
+
+def exit_code(badges: Sequence[Badge], fail_on: str) -> int:
+    """0 when every question is good; 1 when any reaches the threshold. Incomplete counts as questionable."""
+    if fail_on == "never":
+        return 0
+    threshold = BADGE_SEVERITY[Badge.POOR if fail_on == "poor" else Badge.QUESTIONABLE]
+    worst = max(
+        (
+            BADGE_SEVERITY[Badge.QUESTIONABLE] if b == Badge.INCOMPLETE else BADGE_SEVERITY[b]
+            for b in badges
+        ),
+        default=0,
+    )
+    return 1 if worst >= threshold else 0
+
+
+async def headless(start_run: StartRun, progress: Progress) -> RunSummary | None:
+    """Drive one run to its end, drawing progress; the run's summary."""
+    from quiztui.pipeline.events import (
+        ProviderBatchStatus,
+        RunFinished,
+        RunStarted,
+        UsageUpdated,
+    )
+
+    summary = None
+    batch_lines = cli_batch.StatusLines(progress.stream)  # batch mode: a line per status change
+    async for event in start_run():
+        if isinstance(event, UsageUpdated):
+            progress.usage(event)
+        elif isinstance(event, ProviderBatchStatus):
+            batch_lines(event)
+        elif isinstance(event, RunStarted):
+            cli_estimate.print_started(event, progress.stream)
+        elif isinstance(event, RunFinished):
+            summary = event.summary
+            progress.update(
+                summary.judged,
+                summary.unjudged,
+                summary.judged + summary.unjudged,
+                summary.requests,
+                summary.retries,
+                summary.tokens_in,
+                summary.tokens_out,
+                final=True,
+            )
+    return summary
+
+
+def build_vet_app(config: Config, store: Store, quiz: Quiz, runs: VetRuns) -> Any:
+    """The vet TUI over ``quiz`` with every tool wired to the configured judge and store."""
+    from quiztui.assemble import calibrate, grade, review, robustness
+    from quiztui.assemble.common import lint_report
+    from quiztui.assemble.vet import try_bank
+    from quiztui.pipeline.history import StoreHistory
+    from quiztui.tui.app import QuiztuiApp
+
+    robustness_settings = robustness.settings(config)
+    latest = store.robustness.latest_fragility(quiz.content_hash())
+    return QuiztuiApp(
+        quiz,
+        runs.start_run,
+        judge_label=runs.provider.label,
+        simulated=runs.provider.simulated,
+        calibration=runs.accuracy.label,
+        theme_name=config.ui.theme,
+        flush_interval=config.ui.flush_interval,
+        profiles=store.profiles.list(),
+        start_calibration=calibrate.calibration_starter(config, store),
+        default_batch_size=config.vet.batch_size,
+        default_mode=config.vet.mode,
+        start_grading=lambda items, grader: grade.grade_events(config, store, items, None, grader),
+        default_grader=config.grade.grader,
+        start_robustness=lambda: robustness.robustness_events(
+            config, store, quiz, robustness_settings
+        ),
+        robustness_settings=robustness_settings,
+        fragility=latest[1] if latest else None,
+        start_review=review.review_starter(config, store),
+        review_mode=config.review.mode,
+        review_low_score=config.review.low_score,
+        bank=try_bank(Path(quiz.source_path) if quiz.source_path else None),
+        lint=lambda edited: lint_report(config, edited),
+        start_rejudge=runs.start_run,
+        runs=StoreHistory(config.db_path()),
+    )
+
+
+def cmd_vet(config: Config, args: argparse.Namespace) -> int:
+    from quiztui.assemble.common import lint_report
+    from quiztui.assemble.vet import open_quiz, vet_runs
+    from quiztui.report import render_report
+    from quiztui.report.progress import Progress
+    from quiztui.report.writers import ReportExtras, format_for
+
+    store, quiz = open_quiz(config, args.quiz, args.resume)
+    try:
+        if args.estimate:
+            return cli_estimate.cmd_estimate(config, args, store, quiz)
+        runs = vet_runs(config, quiz, store, args.resume, getattr(args, "batch_api", False))
+        if not args.no_tui:
+            build_vet_app(config, store, quiz, runs).run()
+            return 0
+        if runs.provider.simulated:
+            print(f"quiztui: judging with the {runs.provider.label}", file=sys.stderr)
+        summary = asyncio.run(headless(runs.start_run, Progress(sys.stderr)))
+        assert summary is not None
+        extras = ReportExtras(unjudged=quiz.unjudged, lint=lint_report(config, quiz))
+        report = render_report(summary, format_for(args.output, args.format), extras)
+        if args.output:
+            args.output.write_text(report, encoding="utf-8")
+            print(
+                f"quiztui: run {summary.run_id}: report written to {args.output}", file=sys.stderr
+            )
+        else:
+            sys.stdout.write(report)
+        if summary.status == "failed":
+            print(f"quiztui: error: {summary.error}", file=sys.stderr)
+            return 2
+        if summary.status == "stopped":
+            return cli_estimate.report_stopped(summary, sys.stderr)
+        return exit_code([q.badge for q in summary.questions], config.vet.fail_on)
+    finally:
+        store.close()
