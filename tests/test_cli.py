@@ -1,4 +1,8 @@
-"""The headless CLI as a user runs it: real processes, exit codes, reports, errors (A8)."""
+"""The headless CLI as a user runs it: exit codes, reports, errors (A8).
+
+Runs that produce reports go through a real process (``python -m quiztui``); error paths, where a
+subprocess adds nothing but start-up time, call ``main()`` in-process and read what it printed.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,13 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from conftest import REPO
+
+from quiztui.cli import main
 
 MALFORMED = REPO / "tests" / "malformed"
 EXPECTED = json.loads((MALFORMED / "EXPECTED.json").read_text())
@@ -29,14 +36,33 @@ def run_cli(
     )
 
 
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> Ran:
+    """``quiztui ARGS`` in this process: its exit code and what it printed."""
+    try:
+        code = main(list(args))
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code if isinstance(exc.code, int) else 2
+    out = capsys.readouterr()
+    return Ran(code, out.out, out.err)
+
+
 def test_at_least_fifteen_malformed_files() -> None:
     assert len(EXPECTED) >= 15
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_malformed_quiz_gives_one_line_error_exit_2(name: str) -> None:
+def test_malformed_quiz_gives_one_line_error_exit_2(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = MALFORMED / name
-    out = run_cli("vet", str(path), "--no-tui", "--sim-latency", "0")
+    out = run_main(capsys, "vet", str(path), "--no-tui", "--sim-latency", "0")
     assert out.returncode == 2, out.stderr
     assert "Traceback" not in out.stderr and "Traceback" not in out.stdout
     lines = out.stderr.strip().splitlines()
@@ -48,22 +74,28 @@ def test_malformed_quiz_gives_one_line_error_exit_2(name: str) -> None:
     assert out.stdout == ""
 
 
-def test_missing_file_and_directory_are_clear_errors(tmp_path: Path) -> None:
+def test_missing_file_and_directory_are_clear_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     for target in (tmp_path / "nope.json", tmp_path):
-        out = run_cli("vet", str(target), "--no-tui")
+        out = run_main(capsys, "vet", str(target), "--no-tui")
         assert out.returncode == 2
         assert "Traceback" not in out.stderr
         assert str(target) in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
-def test_bad_config_names_the_key(tmp_path: Path) -> None:
+def test_bad_config_names_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cfg = tmp_path / "c.toml"
     cfg.write_text("[vet]\nbatch_size = 'many'\n")
-    out = run_cli("vet", str(SAMPLES / "planted_errors.json"), "--no-tui", "--config", str(cfg))
+    out = run_main(
+        capsys, "vet", str(SAMPLES / "planted_errors.json"), "--no-tui", "--config", str(cfg)
+    )
     assert out.returncode == 2
     assert f"{cfg}: vet.batch_size:" in out.stderr and "Traceback" not in out.stderr
     cfg.write_text("[judge]\nmodle = 'x'\n")
-    out = run_cli("vet", str(SAMPLES / "planted_errors.json"), "--no-tui", "--config", str(cfg))
+    out = run_main(
+        capsys, "vet", str(SAMPLES / "planted_errors.json"), "--no-tui", "--config", str(cfg)
+    )
     assert out.returncode == 2 and "judge.modle: unknown key" in out.stderr
 
 
