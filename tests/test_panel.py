@@ -121,7 +121,7 @@ def test_panel_cli_repeated_samples(capsys: pytest.CaptureFixture[str]) -> None:
     ("args", "message"),
     [
         (["--member", "simulated"], "at least two judges"),
-        (["--samples", "1"], "at least 2 samples"),
+        (["--samples", "1"], "--samples 1: input should be greater than or equal to 2"),
         (["--member", "a", "--member", "b", "--samples", "2"], "not both"),
         (["--member", "simulated:tpr=x", "--member", "simulated"], "tpr"),
         (["--member", "simulated:foo=1", "--member", "simulated"], "unknown simulated parameter"),

@@ -317,7 +317,7 @@ def test_cli_exit_codes(
     assert main(["robustness", quiz, "--fail-on-fragile"]) == 0
     capsys.readouterr()
     assert main(["robustness", quiz, "--variants", "0"]) == 2
-    assert "--variants must be from 1 to 20" in capsys.readouterr().err
+    assert "--variants 0: input should be greater than or equal to 1" in capsys.readouterr().err
     bad = tmp_path / "bad.json"
     bad.write_text('{"questions": [{"question": "x"}]}', encoding="utf-8")
     assert main(["robustness", str(bad)]) == 2

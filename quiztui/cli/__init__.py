@@ -59,8 +59,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "loads_config", True):
             from quiztui.cli.flags import apply_flags
             from quiztui.config import load_config
+            from quiztui.log import setup_logging
 
             config = apply_flags(load_config(args.config), args)
+            setup_logging(config)  # the log file (quiztui locate log); never the terminal
         return int(args.handler(config, args))
     except QuizFormatError as exc:
         # Every problem on its own self-contained line: file, location, field, message.

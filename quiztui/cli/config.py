@@ -1,4 +1,4 @@
-"""``quiztui config init|show`` and ``quiztui locate config|data|db``."""
+"""``quiztui config init|show`` and ``quiztui locate config|data|db|log``."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def register(sub: Any, parents: Parents) -> None:
     cfg.set_defaults(handler=cmd_config, loads_config=False)
 
     loc = sub.add_parser("locate", parents=[common], help=help_for("locate"))
-    loc.add_argument("what", choices=("config", "data", "db"))
+    loc.add_argument("what", choices=("config", "data", "db", "log"))
     loc.set_defaults(handler=cmd_locate, loads_config=False)
 
 
@@ -38,12 +38,14 @@ def cmd_config(config: Any, args: argparse.Namespace) -> int:
 
 def cmd_locate(config: Any, args: argparse.Namespace) -> int:
     from quiztui.config import load_config
-    from quiztui.locations import config_path, data_dir
+    from quiztui.locations import config_path, data_dir, log_path
 
     if args.what == "config":
         print(args.config or config_path())
     elif args.what == "data":
         print(data_dir())
+    elif args.what == "log":
+        print(log_path())
     else:
         print(load_config(args.config).db_path())
     return 0
