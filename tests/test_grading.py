@@ -483,13 +483,15 @@ def test_cli_benchmark_with_an_llm_grader_over_the_simulated_judge(
 
 def test_every_shipped_prompt_splits_at_its_marker_lines() -> None:
     """The comment at the top names the markers; only marker *lines* split the file."""
-    from quiztui.pipeline.prompts import REPO_PROMPTS, load_prompt, parse_prompt
+    from quiztui.pipeline.prompts import load_prompt, parse_prompt
+    from quiztui.resources import prompt_names
 
-    for path in sorted(REPO_PROMPTS.glob("*.md")):
-        p = load_prompt(path.stem)
+    assert prompt_names()
+    for name in prompt_names():
+        p = load_prompt(name)
         for part in (p.system, p.user):
-            assert "===" not in part and "<!--" not in part and "-->" not in part, path.name
-        assert p.system and p.user.strip(), path.name
+            assert "===" not in part and "<!--" not in part and "-->" not in part, name
+        assert p.system and p.user.strip(), name
     p = parse_prompt(
         '<!-- "=== USER ===" here is a comment -->\n=== SYSTEM ===\nS\n=== USER ===\nU'
     )

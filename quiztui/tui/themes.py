@@ -1,5 +1,7 @@
 """Themes as data files: ``themes/*.toml`` → :class:`textual.theme.Theme`.
 
+The wheel carries ``themes/`` as ``quiztui/_data/themes`` (see :mod:`quiztui.resources`).
+
 A theme file holds the colour fields of ``Theme`` (primary, secondary, accent, foreground,
 background, surface, panel, boost, warning, error, success), ``dark``, optional ``name``
 (defaults to the file stem) and an optional ``[variables]`` table. A broken file is skipped
@@ -10,12 +12,14 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
-from pathlib import Path
+from importlib.resources.abc import Traversable
 
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-THEMES_DIR = Path(__file__).resolve().parents[2] / "themes"
+from quiztui import resources
+
+THEMES_DIR: Traversable = resources.themes_dir()
 DEFAULT_THEME = "quiztui-dark"
 FALLBACK_THEME = "textual-dark"
 
@@ -86,16 +90,17 @@ def theme_from_mapping(data: dict[str, object], default_name: str) -> Theme:
     )
 
 
-def load_themes(directory: Path = THEMES_DIR) -> LoadedThemes:
-    """Every ``*.toml`` theme in ``directory`` (sorted); a missing directory gives none."""
+def load_themes(directory: Traversable = THEMES_DIR) -> LoadedThemes:
+    """Every ``*.toml`` theme in ``directory`` (a folder or the packaged themes; sorted by name).
+
+    A missing directory gives none.
+    """
     out = LoadedThemes()
-    if not directory.is_dir():
-        return out
-    for path in sorted(directory.glob("*.toml")):
+    for path in resources.theme_files(directory):
         try:
             with path.open("rb") as fh:
                 data = tomllib.load(fh)
-            out.themes.append(theme_from_mapping(data, path.stem))
-        except (OSError, tomllib.TOMLDecodeError, ValueError) as exc:
+            out.themes.append(theme_from_mapping(data, path.name.removesuffix(".toml")))
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError) as exc:
             out.problems.append(f"{path.name}: {exc}")
     return out
