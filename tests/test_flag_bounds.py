@@ -11,13 +11,15 @@ import argparse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 from quiztui.cli import build_parser, main
 from quiztui.cli._args import COMMANDS
 from quiztui.cli.flags import Number, apply_flags
-from quiztui.config import load_config
+from quiztui.config import Config, load_config
+from quiztui.errors import ConfigError
 
 # Argument types that are not numbers (anything else must be declared with action=Number).
 NON_NUMERIC_TYPES = (None, Path, str)
@@ -261,3 +263,33 @@ def test_a_dollar_budget_and_a_short_alias(capsys: pytest.CaptureFixture[str]) -
     assert args.variants == 20
     assert main(["robustness", "q.json", "-v", "21"]) == 2
     assert capsys.readouterr().err.startswith("quiztui: error: -v 21: ")
+
+
+def _number_fields() -> list[tuple[str, str, type]]:
+    """(section, key, int or float) for every numeric key of the config."""
+    out: list[tuple[str, str, type]] = []
+    for section, field in Config.model_fields.items():
+        model = field.annotation
+        assert model is not None
+        for key, info in model.model_fields.items():
+            kinds = set(get_args(info.annotation) or (info.annotation,))
+            if kinds & {int, float} and bool not in kinds:
+                out.append((section, key, float if float in kinds else int))
+    return out
+
+
+@pytest.mark.parametrize(("section", "key", "kind"), _number_fields())
+def test_every_config_number_is_bounded_and_finite(
+    section: str, key: str, kind: type, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    info = Config.model_fields[section].annotation.model_fields[key]  # type: ignore[union-attr]
+    assert any(hasattr(m, attr) for m in info.metadata for attr in ("ge", "gt")), (
+        f"{section}.{key} has no lower bound"
+    )
+    bad = ["inf", "nan"] if kind is float else [str(2**63)]
+    for value in bad:
+        if kind is int and not any(hasattr(m, "le") for m in info.metadata):
+            continue  # a count with no natural ceiling (lint thresholds, max_tokens)
+        monkeypatch.setenv(f"QUIZTUI_{section.upper()}_{key.upper()}", value)
+        with pytest.raises(ConfigError, match=f"{section}.{key}"):
+            load_config()

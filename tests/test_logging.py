@@ -167,3 +167,8 @@ def test_a_vet_run_logs_retries_and_never_the_key(
     assert any("500" in line for line in retry_lines), text
     for path in log_dir().rglob("*"):
         assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_locate_log_prints_the_log_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["locate", "log"]) == 0
+    assert capsys.readouterr().out == f"{log_dir() / 'quiztui.log'}\n"
