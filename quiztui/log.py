@@ -144,7 +144,9 @@ def setup_logging(config: Config) -> Path | None:
     handler.addFilter(RedactingFilter(key_values(config)))
     handler.setLevel(level)
     logger.setLevel(level)
-    logger.debug("logging at %s to %s", config.log.level, path)
+    from quiztui import __version__
+
+    logger.info("quiztui %s started; logging at %s", __version__, config.log.level)
     return path
 
 
