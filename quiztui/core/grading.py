@@ -10,18 +10,20 @@ Five graders share one outcome shape:
 - ``lexical`` — SQuAD/NQ normalised exact match and token F1 against the reference's aliases;
 - ``embedding`` — cosine similarity of sentence embeddings (optional extra).
 
-A reply that cannot be parsed never becomes a zero: the outcome is *unscored* with the reason.
+A reply that cannot be parsed never becomes a zero: the outcome is *unscored* with the reason
+(JSON nested too deep or a reply too long to read included: ``replies.JSONRefused``).
 Parsers read the model's reply only; nothing from the prompt is parsed back.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from quiztui.core.replies import ReplyUnparsed, json_values
 
 GRADERS: tuple[str, ...] = ("rubric10", "pass3", "facts", "lexical", "embedding")
 LLM_GRADERS: frozenset[str] = frozenset({"rubric10", "pass3", "facts"})
@@ -115,41 +117,7 @@ def unscored(item_id: str, grader: str, reason: str, **extra: Any) -> GradeOutco
     return GradeOutcome(item_id, grader, None, "unscored", unscored=reason, **extra)
 
 
-class ReplyUnparsed(ValueError):
-    """A judge reply without the expected score; the message says what was missing."""
-
-
-# --- JSON in replies ---------------------------------------------------------------------------
-
-_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
-
-
-def json_values(text: str) -> list[Any]:
-    """Every JSON object or array found in a reply, outermost first, in order.
-
-    Models wrap JSON in code fences, put prose around it, or answer with two objects; each
-    top-level ``{`` or ``[`` that starts a valid JSON value is decoded and kept.
-    """
-    decoder = json.JSONDecoder()
-    found: list[Any] = []
-    sources = [m.group(1) for m in _FENCE.finditer(text)] + [text]
-    for source in sources:
-        i = 0
-        while i < len(source):
-            ch = source[i]
-            if ch in "[{":
-                try:
-                    value, end = decoder.raw_decode(source, i)
-                except ValueError:
-                    i += 1
-                    continue
-                found.append(value)
-                i = end
-            else:
-                i += 1
-        if found:
-            break
-    return found
+# --- JSON in replies (read by quiztui.core.replies, within its caps) -------------------------
 
 
 def _objects(values: Sequence[Any]) -> list[dict[str, Any]]:

@@ -16,10 +16,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from quiztui.core.assertions import sanitise as _flatten
-from quiztui.core.grading import REFUSAL_MARKERS, ReplyUnparsed
+from quiztui.core.grading import REFUSAL_MARKERS
 from quiztui.core.lexical import normalize_answer
 from quiztui.core.markers import neutralise_markers
-from quiztui.core.question_mode import LETTERS, parse_choice_line
+from quiztui.core.question_mode import LETTERS, read_choice_line
+from quiztui.core.replies import JSONRefused, ReplyUnparsed
 
 
 def sanitise(text: str) -> str:
@@ -119,15 +120,19 @@ def refusal_status(text: str, finish_reason: str | None, refusal: str | None = N
 def parse_choice(reply: str, options: Sequence[str]) -> int:
     """The option a multiple-choice answer names: ``Answer: B``, a bare letter, or the text."""
     n = len(options)
+    refused = None
     for line in reply.splitlines():
-        found = parse_choice_line(line, n)
+        found, why = read_choice_line(line, n)
         if found is not None:
             return found[0]
+        refused = refused or why
     said = normalize_answer(_strip_answer(reply))
     if said:
         named = [i for i, o in enumerate(options) if normalize_answer(o) == said]
         if len(named) == 1:
             return named[0]
+    if refused:
+        raise JSONRefused(refused)
     raise ReplyUnparsed(f"no choice among {LETTERS[0]}–{LETTERS[n - 1]} ({_clip(reply)})")
 
 

@@ -1,19 +1,19 @@
 """Reading QA-generation replies (seed 001): JSON found leniently, items, "None", "I don't know".
 
 Pure parsing, shared by the document pipeline and its tests: code fences, prose around the JSON,
-a single object instead of a list, trailing commas and replies cut short are all read.
+a single object instead of a list, trailing commas and replies cut short are all read (through
+the capped extractor of :mod:`quiztui.core.replies`).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
-_FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n(.*?)```", re.S)
+from quiztui.core.replies import JSONRefused, embedded_values, fenced_blocks, json_document
+
 _TRAILING_COMMA = re.compile(r",\s*([\]}])")
-_OPEN = re.compile(r"[\[{]")
 _NONE_WORDS = {"none", "'none'", '"none"', "none.", "`none`"}
 
 
@@ -31,21 +31,26 @@ def extract_json(text: str) -> Any:
 
     Trailing commas are forgiven. When no whole list or object decodes (a reply cut short, say),
     the complete objects found in it are returned as a list. A reply that is just "None" returns
-    None. Raises :class:`ReplyError` when no JSON list or object is found.
+    None. Raises :class:`ReplyError` when no JSON list or object is found, or when the reply is
+    past the caps of :mod:`quiztui.core.replies` (too long, or nested too deep).
     """
     stripped = text.strip()
     if stripped.strip("`").strip().casefold() in _NONE_WORDS:
         return None
     if not stripped:
         raise ReplyError("empty reply")
-    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    try:
+        return _extract(text, stripped)
+    except JSONRefused as exc:
+        raise ReplyError(str(exc)) from None
+
+
+def _extract(text: str, stripped: str) -> Any:
+    candidates = [*fenced_blocks(text), text]
     variants = [v for c in candidates for v in dict.fromkeys((c, _TRAILING_COMMA.sub(r"\1", c)))]
     for variant in variants:
-        try:
-            value = json.loads(variant)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, list | dict):
+        value = json_document(variant)
+        if value is not None:
             return value
     salvaged = None
     for variant in variants:
@@ -60,26 +65,15 @@ def extract_json(text: str) -> Any:
     raise ReplyError(f"reply had no JSON: {_excerpt(text)}")
 
 
-def _embedded(text: str, max_tries: int = 500) -> tuple[Any, bool]:
+def _embedded(text: str) -> tuple[Any, bool]:
     """(value, whole): the first list that decodes inside ``text`` (whole), else every object
     that does (not whole: a list cut short, say), else (None, False)."""
-    decoder = json.JSONDecoder()
     objects: list[Any] = []
-    pos = 0
-    for _ in range(max_tries):
-        m = _OPEN.search(text, pos)
-        if m is None:
-            break
-        try:
-            value, end = decoder.raw_decode(text, m.start())
-        except json.JSONDecodeError:
-            pos = m.start() + 1
-            continue
+    for value in embedded_values(text):
         if isinstance(value, dict):
             objects.append(value)
         elif value and not objects:
             return value, True
-        pos = end
     if not objects:
         return None, False
     return (objects if len(objects) > 1 else objects[0]), False

@@ -8,13 +8,13 @@ compared on the same gold set with the same TPR/TNR.
 
 from __future__ import annotations
 
-import json
 import re
 import string
 from collections.abc import Sequence
 
 from quiztui.core.assertions import Assertion, assertion_text, batch_ids, sanitise
-from quiztui.core.verdicts import ParsedVerdict, StreamingVerdictParser
+from quiztui.core.replies import JSONRefused
+from quiztui.core.verdicts import ParsedVerdict, StreamingVerdictParser, line_object
 
 LETTERS = string.ascii_uppercase
 
@@ -61,23 +61,33 @@ def parse_rendered_question(prompt: str) -> list[str] | None:
 
 def parse_choice_line(line: str, n: int) -> tuple[int, str] | None:
     """The option index (and reason) a reply line names, or None."""
+    return read_choice_line(line, n)[0]
+
+
+def read_choice_line(line: str, n: int) -> tuple[tuple[int, str] | None, str | None]:
+    """(:func:`parse_choice_line`'s answer, why the line's JSON was refused or None)."""
     text = line.strip()
     if not text:
-        return None
+        return None, None
+    refused = None
     if "{" in text:
-        start, end = text.find("{"), text.rfind("}")
         try:
-            obj = json.loads(text[start : end + 1])
-        except (ValueError, RecursionError):
-            obj = None
-        if isinstance(obj, dict):
+            obj = line_object(text)
+        except JSONRefused as exc:
+            obj, refused = None, str(exc)
+        if obj is not None:
             raw = obj.get("answer") or obj.get("option") or obj.get("choice")
             if (
                 isinstance(raw, str)
                 and len(raw.strip()) == 1
                 and raw.strip().upper() in LETTERS[:n]
             ):
-                return LETTERS.index(raw.strip().upper()), str(obj.get("reason") or "").strip()
+                choice = LETTERS.index(raw.strip().upper()), str(obj.get("reason") or "").strip()
+                return choice, None
+    return _choice_from_words(text, n), refused
+
+
+def _choice_from_words(text: str, n: int) -> tuple[int, str] | None:
     for pattern in (_ANSWER, _BARE):
         m = pattern.match(text)
         if m:
@@ -101,7 +111,8 @@ class QuestionVerdictParser(StreamingVerdictParser):
     def _parse(self, lines: list[str]) -> list[ParsedVerdict]:
         out: list[ParsedVerdict] = []
         for line in lines:
-            found = parse_choice_line(line, len(self._ids))
+            found, refused = read_choice_line(line, len(self._ids))
+            self.refused = refused or self.refused
             if found is not None:
                 choice, reason = found
                 said = f"chose {LETTERS[choice]}" + (f": {reason}" if reason else "")

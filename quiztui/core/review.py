@@ -6,7 +6,7 @@ judge 1 with no feedback; iteration t > 1 is the other judge, shown the strength
 latest rating its partner produced. :func:`converged_at` is the stopping rule.
 
 Parsers read the reply only (nothing from the prompt is parsed back). A reply without all five
-scores raises :class:`~quiztui.core.grading.ReplyUnparsed` with what was missing; it is asked again
+scores raises :class:`~quiztui.core.replies.ReplyUnparsed` with what was missing; it is asked again
 and then recorded *unparsed* with the reason — never given a made-up score. Strengths and flaws are
 extracted by rule-based pattern matching (the paper's "rule-based pattern-matching algorithm"):
 JSON lists when the reply has them, else headed sections tolerant of Markdown bullets, numbering,
@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quiztui.core.agreement import fleiss_kappa_labels
-from quiztui.core.grading import REFUSAL_MARKERS, ReplyUnparsed, json_values
+from quiztui.core.grading import REFUSAL_MARKERS
+from quiztui.core.replies import JSONRefused, ReplyUnparsed, json_values
 
 CRITERIA: tuple[str, ...] = (
     "grammaticality",
@@ -219,7 +220,8 @@ def parse_scores(reply: str) -> Scores:
     JSON first (``{"grammaticality": 4, …}``, nested under ``scores``/``ratings`` or with
     ``{"score": 4}`` values), else ``Criterion: N`` lines in any common Markdown dress, outside the
     strengths/flaws sections (a flaw saying "Complexity: 2 steps" is not a score). The last score
-    line of a criterion wins (a model that corrects itself ends on its final answer).
+    line of a criterion wins (a model that corrects itself ends on its final answer). A reply
+    whose JSON is past the caps of :mod:`quiztui.core.replies` is unparsed with that reason.
     """
     from_json = _json_scores(reply)
     if from_json is not None:
@@ -296,8 +298,6 @@ def _json_scores(reply: str) -> Scores | None:
 
 
 def _json_objects(reply: str) -> list[dict[str, Any]]:
-    if "{" not in reply:
-        return []
     out: list[dict[str, Any]] = []
     for v in json_values(reply):
         if isinstance(v, dict):
@@ -356,8 +356,13 @@ def parse_points(reply: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     bullets takes each non-empty line. A section ends at the next heading or score line, or at
     a plain line after a blank one once it has bullets. Text after the heading's colon is an
     item too (``Flaws: none`` is none). "None" and the like are dropped, duplicates kept once.
+    JSON past the caps of :mod:`quiztui.core.replies` is passed over for the headed sections.
     """
-    for obj in _json_objects(reply):
+    try:
+        objects = _json_objects(reply)
+    except JSONRefused:
+        objects = []  # past the caps: the scores are refused with the reason, points just empty
+    for obj in objects:
         lowered = _lower_keys(obj)
         strengths = _json_list(lowered, "strengths", "strength", "pros")
         flaws = _json_list(lowered, "flaws", "weaknesses", "flaw", "cons")

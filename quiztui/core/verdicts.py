@@ -7,15 +7,18 @@ Accepted line shapes (case-insensitive, with optional bullets, numbering, quotes
 
 The id must open the line (after bullets), so text the model quotes later in a line cannot
 produce a verdict for another id. Ids not in the batch are ignored; the caller keeps the *last*
-verdict per id.
+verdict per id. JSON is read through the capped extractor of :mod:`quiztui.core.replies`; a line
+past its caps gives no JSON verdict, and the parser keeps the reason in ``refused``.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
+
+from quiztui.core.replies import JSONRefused, json_document
 
 _TRUE = {"true", "t", "yes", "correct", "accurate", "1"}
 _FALSE = {"false", "f", "no", "incorrect", "inaccurate", "0"}
@@ -48,15 +51,22 @@ def _json_value_offset(line: str, key: str) -> int | None:
     return found[-1].end() if found else None  # json.loads keeps the last of duplicate keys
 
 
-def _from_json(line: str) -> ParsedVerdict | None:
+def line_object(line: str) -> dict[str, Any] | None:
+    """The JSON object spanning a line's first ``{`` to its last ``}``, or None.
+
+    Raises :class:`~quiztui.core.replies.JSONRefused` for a line past the extractor's caps, also
+    when its brackets never close (``{"a":{"a":…`` thousands deep).
+    """
     start, end = line.find("{"), line.rfind("}")
-    if start < 0 or end <= start:
+    if start < 0:
         return None
-    try:
-        obj = json.loads(line[start : end + 1])
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(obj, dict):
+    obj = json_document(line[start : end + 1] if end > start else line[start:])
+    return obj if isinstance(obj, dict) else None
+
+
+def _from_json(line: str) -> ParsedVerdict | None:
+    obj = line_object(line)
+    if obj is None:
         return None
     ident = obj.get("id") or obj.get("ID") or obj.get("assertion")
     field = next((k for k in ("verdict", "answer", "value", "label", "truth") if k in obj), None)
@@ -76,16 +86,31 @@ def _from_json(line: str) -> ParsedVerdict | None:
 
 def parse_line(line: str) -> ParsedVerdict | None:
     """Parse one reply line; ``None`` when it carries no verdict. ``offset`` is in ``line``."""
+    return read_line(line)[0]
+
+
+def read_line(line: str) -> tuple[ParsedVerdict | None, str | None]:
+    """(verdict or None, why the line's JSON was refused or None): :func:`parse_line` with the
+    reason a line past the caps of :mod:`quiztui.core.replies` gave no JSON verdict."""
     text = line.strip()
     if not text:
-        return None
+        return None, None
     lead = len(line) - len(line.lstrip())
+    refused = None
     if "{" in text:
-        parsed = _from_json(text)
+        try:
+            parsed = _from_json(text)
+        except JSONRefused as exc:
+            parsed, refused = None, str(exc)
         if parsed is not None:
             if parsed.offset is None:
-                return parsed
-            return ParsedVerdict(parsed.id, parsed.verdict, parsed.reason, lead + parsed.offset)
+                return parsed, None
+            offset = lead + parsed.offset
+            return ParsedVerdict(parsed.id, parsed.verdict, parsed.reason, offset), None
+    return _from_words(text, lead), refused
+
+
+def _from_words(text: str, lead: int) -> ParsedVerdict | None:
     m = _LINE.match(text)
     if not m:
         return None
@@ -99,18 +124,24 @@ class StreamingVerdictParser:
 
     def __init__(self, valid_ids: Collection[str]) -> None:
         self._valid = {i.upper() for i in valid_ids}
-        self._buffer = ""
-        self._line_start = 0  # offset in the whole reply of the buffer's first character
+        # Chunks of the unfinished line, joined once its newline comes: a long line streamed in
+        # small chunks costs its length, not its length times the number of chunks.
+        self._pending: list[str] = []
+        self._line_start = 0  # offset in the whole reply of the pending line's first character
+        # Why JSON in the reply was refused (nested too deep, too long), for the unjudged reason.
+        self.refused: str | None = None
 
     def feed(self, chunk: str) -> list[ParsedVerdict]:
-        self._buffer += chunk
-        if "\n" not in self._buffer:
+        self._pending.append(chunk)
+        if "\n" not in chunk:
             return []
-        *lines, self._buffer = self._buffer.split("\n")
+        *lines, rest = "".join(self._pending).split("\n")
+        self._pending = [rest]
         return self._parse(lines)
 
     def close(self) -> list[ParsedVerdict]:
-        rest, self._buffer = self._buffer, ""
+        rest = "".join(self._pending)
+        self._pending = []
         return self._parse([rest])
 
     def _parse(self, lines: list[str]) -> list[ParsedVerdict]:
@@ -118,7 +149,8 @@ class StreamingVerdictParser:
         for line in lines:
             start = self._line_start
             self._line_start += len(line) + 1  # the newline the split removed
-            v = parse_line(line)
+            v, refused = read_line(line)
+            self.refused = refused or self.refused
             if v is not None and v.id in self._valid:
                 if v.offset is not None:
                     v = ParsedVerdict(v.id, v.verdict, v.reason, start + v.offset)
