@@ -37,6 +37,7 @@ from quiztui.errors import QuiztuiError
 from quiztui.formats._validate import normalise as loose
 from quiztui.formats._validate import shuffled_order
 from quiztui.formats.document import DEFAULT_CHUNK_CHARS, Chunk, Document, chunk_document
+from quiztui.pipeline.lifecycle import Emit, RunLifecycle, RunTable
 from quiztui.pipeline.prompts import PromptTemplate
 from quiztui.providers.base import (
     ChatRequest,
@@ -427,58 +428,26 @@ class GenerateRun:
             simulated=self.provider.simulated,
             stages=stages,
         )
-        queue: asyncio.Queue[GenerateEvent | None] = asyncio.Queue()
-        emit = queue.put_nowait
+        life: RunLifecycle[GenerateEvent, RunTable] = RunLifecycle()  # nothing stored
         outcomes: dict[int, tuple[list[QAItem], ChunkGenerated | ChunkFailed]] = {}
         locator_task = asyncio.create_task(
             asyncio.to_thread(self.document.locator, self.settings.min_ratio)
         )
-
-        async def drive() -> None:
-            try:
-                jobs = [
-                    lambda c=chunk: self._generate_chunk(c, emit)  # type: ignore[misc]
-                    for chunk in self.chunks
-                ]
-                for chunk, outcome in zip(self.chunks, await self._bounded(jobs), strict=True):
-                    outcomes[chunk.number] = outcome
-            finally:
-                queue.put_nowait(None)
-
-        driver = asyncio.create_task(drive())
         try:
-            while (event := await queue.get()) is not None:
-                yield event
-            await driver
+            async with life.stream(partial(self._generate_chunks, outcomes)) as events:
+                async for event in events:
+                    yield event
         except BaseException:
-            for task in (driver, locator_task):
-                task.cancel()
-            await asyncio.gather(driver, locator_task, return_exceptions=True)
+            locator_task.cancel()
+            await asyncio.gather(locator_task, return_exceptions=True)
             raise
         try:
             locator = await locator_task
         except Exception as exc:  # a bug, not a user error: report it as a failed run
             yield GenerateFailed(f"locating contexts failed: {_one_line(exc)}")
             return
-
-        qas: list[tuple[int, QAItem]] = []
-        seen: set[str] = set()
-        duplicates = nones = incomplete = 0
-        failed: list[ChunkFailed] = []
-        for number in sorted(outcomes):
-            found, outcome = outcomes[number]
-            if isinstance(outcome, ChunkFailed):
-                failed.append(outcome)
-                continue
-            nones += outcome.none_skipped
-            incomplete += outcome.incomplete
-            for qa in found:
-                key = loose(qa.question)
-                if key in seen:
-                    duplicates += 1
-                    continue
-                seen.add(key)
-                qas.append((number, qa))
+        collected = _collect(outcomes)
+        qas = collected.qas
         locations = await asyncio.to_thread(lambda: [locator.locate(qa.context) for _, qa in qas])
         pairs = [
             GeneratedPair(n, chunk_no, qa.question, qa.answer, qa.context, location)
@@ -486,46 +455,86 @@ class GenerateRun:
         ]
         for pair in pairs:
             yield PairLocated(pair)
-
         finished_stages: list[StageFinished] = []
         for stage in stages if pairs else ():
-            stage_queue: asyncio.Queue[GenerateEvent | None] = asyncio.Queue()
-            stage_task = asyncio.create_task(self._run_stage(stage, pairs, stage_queue.put_nowait))
-            stage_task.add_done_callback(partial(_close_queue, stage_queue))
-            try:
-                while (event := await stage_queue.get()) is not None:
+            async with life.stream(partial(self._stage_work, stage, pairs)) as events:
+                async for event in events:
+                    if isinstance(event, StageFinished):
+                        finished_stages.append(event)
                     yield event
-            except BaseException:
-                stage_task.cancel()
-                await asyncio.gather(stage_task, return_exceptions=True)
-                raise
-            done = await stage_task
-            finished_stages.append(done)
-            yield done
+        yield GenerateFinished(self._summary(started, pairs, collected, finished_stages))
 
-        yield GenerateFinished(
-            GenerateSummary(
-                document=self.document.path,
-                subject=self.settings.subject,
-                chunks=len(self.chunks),
-                pairs=tuple(pairs),
-                failed_chunks=tuple(failed),
-                none_skipped=nones,
-                incomplete=incomplete,
-                duplicates=duplicates,
-                stages=tuple(finished_stages),
-                requests=self._tally.requests,
-                retries=self._tally.retries,
-                tokens_in=self._tally.tokens_in,
-                tokens_out=self._tally.tokens_out,
-                elapsed=self.clock() - started,
-                min_ratio=self.settings.min_ratio,
-            )
+    async def _generate_chunks(
+        self,
+        outcomes: dict[int, tuple[list[QAItem], ChunkGenerated | ChunkFailed]],
+        emit: Emit[GenerateEvent],
+    ) -> None:
+        jobs = [partial(self._generate_chunk, chunk, emit) for chunk in self.chunks]
+        for chunk, outcome in zip(self.chunks, await self._bounded(jobs), strict=True):
+            outcomes[chunk.number] = outcome
+
+    async def _stage_work(
+        self, stage: str, pairs: list[GeneratedPair], emit: Emit[GenerateEvent]
+    ) -> None:
+        """One optional stage; its StageFinished comes last."""
+        emit(await self._run_stage(stage, pairs, emit))
+
+    def _summary(
+        self,
+        started: float,
+        pairs: list[GeneratedPair],
+        collected: _Collected,
+        stages: list[StageFinished],
+    ) -> GenerateSummary:
+        return GenerateSummary(
+            document=self.document.path,
+            subject=self.settings.subject,
+            chunks=len(self.chunks),
+            pairs=tuple(pairs),
+            failed_chunks=tuple(collected.failed),
+            none_skipped=collected.none_skipped,
+            incomplete=collected.incomplete,
+            duplicates=collected.duplicates,
+            stages=tuple(stages),
+            requests=self._tally.requests,
+            retries=self._tally.retries,
+            tokens_in=self._tally.tokens_in,
+            tokens_out=self._tally.tokens_out,
+            elapsed=self.clock() - started,
+            min_ratio=self.settings.min_ratio,
         )
 
 
-def _close_queue(queue: asyncio.Queue[GenerateEvent | None], _: object) -> None:
-    queue.put_nowait(None)
+@dataclass
+class _Collected:
+    """The chunks' pairs in chunk order, each question once, and what was left out."""
+
+    qas: list[tuple[int, QAItem]] = field(default_factory=list)  # (chunk number, pair)
+    failed: list[ChunkFailed] = field(default_factory=list)
+    duplicates: int = 0
+    none_skipped: int = 0
+    incomplete: int = 0
+
+
+def _collect(outcomes: dict[int, tuple[list[QAItem], ChunkGenerated | ChunkFailed]]) -> _Collected:
+    """Identical questions from different chunks are kept once (the first)."""
+    out = _Collected()
+    seen: set[str] = set()
+    for number in sorted(outcomes):
+        found, outcome = outcomes[number]
+        if isinstance(outcome, ChunkFailed):
+            out.failed.append(outcome)
+            continue
+        out.none_skipped += outcome.none_skipped
+        out.incomplete += outcome.incomplete
+        for qa in found:
+            key = loose(qa.question)
+            if key in seen:
+                out.duplicates += 1
+                continue
+            seen.add(key)
+            out.qas.append((number, qa))
+    return out
 
 
 def _apply(stage: str, pair: GeneratedPair, value: Any) -> GeneratedPair:
