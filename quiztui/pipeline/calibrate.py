@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -122,15 +123,17 @@ class CalibrationRun:
     async def events(self) -> AsyncIterator[CalibrationEvent]:
         # A cached verdict would measure an earlier run, not this one.
         settings = replace(self.settings, use_cache=False)
-        run = VetRun(self.gold.quiz, self.provider, self.store, self.prompt, settings)
+        run = VetRun(
+            self.gold.quiz, self.provider, self.store, self.prompt, settings, kind="calibrate"
+        )
         started = self.clock()
         summary = None
-        async for event in run.events():
-            if summary is None and run.run_id:
-                self.store.set_kind(run.run_id, "calibrate")
-            if isinstance(event, RunFinished):
-                summary = event.summary
-            yield event
+        # Closing this stream closes the vet run's at once, so its end is recorded there and then.
+        async with aclosing(run.events()) as events:
+            async for event in events:
+                if isinstance(event, RunFinished):
+                    summary = event.summary
+                yield event
         assert summary is not None
         yield ProfileMeasured(self._profile(run, summary, self.clock() - started))
 

@@ -17,14 +17,21 @@ import itertools
 import math
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
-from quiztui.core.agreement import cohen_kappa, dawid_skene_binary, fleiss_kappa_labels
+from quiztui.core.agreement import (
+    DawidSkeneResult,
+    cohen_kappa,
+    dawid_skene_binary,
+    fleiss_kappa_labels,
+)
 from quiztui.core.assertions import decompose
 from quiztui.core.bayes import JudgeAccuracy, panel_posterior
-from quiztui.core.quiz import Quiz
+from quiztui.core.quiz import Question, Quiz
 from quiztui.pipeline.events import RunFinished, RunSummary, VetEvent
+from quiztui.pipeline.lifecycle import Emit, RunLifecycle, RunTable
 from quiztui.pipeline.prompts import PromptTemplate
 from quiztui.pipeline.vet import VetRun, VetSettings
 from quiztui.providers.base import Provider
@@ -99,43 +106,38 @@ class PanelRun:
     async def events(self) -> AsyncIterator[PanelEvent]:
         if len(self.providers) < 2:
             raise ValueError("a panel needs at least two judges")
-        queue: asyncio.Queue[PanelMemberEvent | None] = asyncio.Queue()
         summaries: dict[int, RunSummary] = {}
-
-        async def member(index: int, provider: Provider) -> None:
-            # Members keep their own shuffle, so no judge sees the quiz in another's order.
-            settings = replace(
-                self.settings,
-                seed=None if self.settings.seed is None else self.settings.seed + index,
-            )
-            run = VetRun(self.quiz, provider, self.store, self.prompt, settings)
-            tagged = False
-            async for event in run.events():
-                if not tagged and run.run_id:
-                    self.store.set_kind(run.run_id, "panel")
-                    tagged = True
-                if isinstance(event, RunFinished):
-                    summaries[index] = event.summary
-                queue.put_nowait(PanelMemberEvent(index, event))
-
-        async def drive() -> None:
-            try:
-                await asyncio.gather(*(member(i, p) for i, p in enumerate(self.providers)))
-            finally:
-                queue.put_nowait(None)
-
-        driver = asyncio.create_task(drive())
-        try:
-            while (item := await queue.get()) is not None:
+        # Each member is a stored vet run with its own lifecycle; the panel itself stores nothing.
+        life: RunLifecycle[PanelMemberEvent, RunTable] = RunLifecycle()
+        async with life.stream(partial(self._members, summaries)) as events:
+            async for item in events:
                 yield item
-            await driver
-        finally:
-            if not driver.done():
-                driver.cancel()
-                await asyncio.gather(driver, return_exceptions=True)
         yield PanelFinished(
             aggregate(self.quiz, [summaries[i] for i in range(len(self.providers))], self.prior)
         )
+
+    async def _members(
+        self, summaries: dict[int, RunSummary], emit: Emit[PanelMemberEvent]
+    ) -> None:
+        await asyncio.gather(
+            *(self._member(i, p, summaries, emit) for i, p in enumerate(self.providers))
+        )
+
+    async def _member(
+        self,
+        index: int,
+        provider: Provider,
+        summaries: dict[int, RunSummary],
+        emit: Emit[PanelMemberEvent],
+    ) -> None:
+        # Members keep their own shuffle, so no judge sees the quiz in another's order.
+        seed = self.settings.seed
+        settings = replace(self.settings, seed=None if seed is None else seed + index)
+        run = VetRun(self.quiz, provider, self.store, self.prompt, settings, kind="panel")
+        async for event in run.events():
+            if isinstance(event, RunFinished):
+                summaries[index] = event.summary
+            emit(PanelMemberEvent(index, event))
 
 
 def aggregate(quiz: Quiz, runs: Sequence[RunSummary], prior: float = 0.95) -> PanelSummary:
@@ -160,9 +162,6 @@ def aggregate(quiz: Quiz, runs: Sequence[RunSummary], prior: float = 0.95) -> Pa
         )
         for j, run in enumerate(runs)
     )
-    accuracies = [
-        JudgeAccuracy(e.tpr, e.tnr, calibrated=False, label="Dawid–Skene") for e in estimates
-    ]
     as_lists: list[list[bool | None]] = [
         [None if math.isnan(x) else bool(x) for x in labels[:, j]] for j in range(len(runs))
     ]
@@ -171,28 +170,15 @@ def aggregate(quiz: Quiz, runs: Sequence[RunSummary], prior: float = 0.95) -> Pa
         for a, b in itertools.combinations(range(len(runs)), 2)
     )
     fleiss = float(fleiss_kappa_labels([list(row) for row in zip(*as_lists, strict=True)]))
-    questions = []
-    for q in quiz.questions:
-        rows = [index[f"{q.id}#{i}"] for i in range(q.n)]
-        per_judge = [[as_lists[j][r] for r in rows] for j in range(len(runs))]
-        post = panel_posterior(per_judge, q.key, accuracies, prior)
-        disagreement = any(
-            len({v[i] for v in per_judge if v[i] is not None}) > 1 for i in range(q.n)
+    accuracies = [
+        JudgeAccuracy(e.tpr, e.tnr, calibrated=False, label="Dawid–Skene") for e in estimates
+    ]
+    questions = tuple(
+        _panel_question(
+            q, [index[f"{q.id}#{i}"] for i in range(q.n)], as_lists, accuracies, ds, prior
         )
-        questions.append(
-            PanelQuestion(
-                question_id=q.id,
-                text=q.text,
-                options=q.options,
-                key=q.key,
-                confidence=post.confidence,
-                suggested_option=post.suggested,
-                suggested_p=post.suggested_p,
-                verdicts=tuple(tuple(v) for v in per_judge),
-                p_true=tuple(float(ds.posterior[r]) for r in rows),
-                disagreement=disagreement,
-            )
-        )
+        for q in quiz.questions
+    )
     return PanelSummary(
         quiz_title=quiz.title,
         judges=estimates,
@@ -201,7 +187,33 @@ def aggregate(quiz: Quiz, runs: Sequence[RunSummary], prior: float = 0.95) -> Pa
         em_converged=bool(ds.converged),
         cohen=cohen,
         fleiss=fleiss,
-        questions=tuple(questions),
+        questions=questions,
+    )
+
+
+def _panel_question(
+    q: Question,
+    rows: list[int],
+    as_lists: list[list[bool | None]],
+    accuracies: list[JudgeAccuracy],
+    ds: DawidSkeneResult,
+    prior: float,
+) -> PanelQuestion:
+    """One question's panel posterior from every judge's verdicts on its options (``rows``)."""
+    per_judge = [[judge[r] for r in rows] for judge in as_lists]
+    post = panel_posterior(per_judge, q.key, accuracies, prior)
+    disagreement = any(len({v[i] for v in per_judge if v[i] is not None}) > 1 for i in range(q.n))
+    return PanelQuestion(
+        question_id=q.id,
+        text=q.text,
+        options=q.options,
+        key=q.key,
+        confidence=post.confidence,
+        suggested_option=post.suggested,
+        suggested_p=post.suggested_p,
+        verdicts=tuple(tuple(v) for v in per_judge),
+        p_true=tuple(float(ds.posterior[r]) for r in rows),
+        disagreement=disagreement,
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field, replace
 
 from quiztui.core.assertions import Assertion, decompose, shuffled
@@ -161,7 +161,7 @@ class VetRun:
 
     # the run ----------------------------------------------------------------------------------
 
-    async def events(self) -> AsyncIterator[VetEvent]:
+    async def events(self) -> AsyncGenerator[VetEvent, None]:
         """The run as events: prepare (or resume), restore what is judged already, start, judge
         in batches (the workers of :class:`~quiztui.pipeline.judging.Judging`), end, summarise.
 
