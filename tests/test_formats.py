@@ -11,6 +11,7 @@ import pytest
 
 from quiztui.errors import QuizFormatError
 from quiztui.formats import FORMATS, load_quiz, load_truth
+from quiztui.formats import csv as csv_format
 
 ROOT = Path(__file__).resolve().parents[1]
 MALFORMED = Path(__file__).resolve().parent / "malformed"
@@ -268,6 +269,29 @@ def test_csv_semicolon_delimiter_and_bom(tmp_path: Path) -> None:
     path.write_bytes("\ufeffquestion;correct;wrong1\nDeux plus deux ?;quatre;cinq\n".encode())
     (question,) = load_quiz(path).questions
     assert question.key_text == "quatre"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("question,correct,distractor1\nQ; really?,yes,no\n", ","),
+        ("question;correct;wrong1\nDeux plus deux ?;quatre;cinq\n", ";"),
+        ("question\tcorrect\tdistractor1\nQ, really?\tyes\tno\n", "\t"),
+        # The header's comma is inside a column name: the rows say semicolon.
+        ("question;correct;wrong1;notes, misc\nDeux ?;deux;trois;a, b\nUn ?;un;zéro;c\n", ";"),
+        # The sniffer cannot decide on one column: the header decides, else comma.
+        ("question\n", ","),
+        ("", ","),
+    ],
+)
+def test_csv_delimiter_is_sniffed(text: str, expected: str) -> None:
+    assert csv_format.delimiter(text) == expected
+
+
+def test_csv_semicolon_file_with_a_comma_in_the_header(tmp_path: Path) -> None:
+    text = "question;correct;wrong1;notes, misc\nDeux plus deux ?;quatre;cinq;a, b\nUn ?;un;zéro;\n"
+    first, _ = load_quiz(_write(tmp_path, "quiz.csv", text)).questions
+    assert (first.text, first.key_text) == ("Deux plus deux ?", "quatre")
 
 
 # --- detection and small conveniences ---------------------------------------------------------

@@ -71,7 +71,8 @@ def fleiss_kappa(table: npt.ArrayLike) -> float:
     """Fleiss' κ from an items × categories table of rating counts.
 
     Every row must sum to the same number of raters (at least 2); use ``fleiss_kappa_labels`` for
-    missing ratings. nan for an empty table or when every rating falls in one category.
+    missing ratings. nan for an empty table or when every rating falls in one category. This is
+    statsmodels' ``fleiss_kappa(table, method="fleiss")``; robustness metrics use it too.
     """
     counts = np.asarray(table, dtype=float)
     if counts.ndim != 2:
@@ -81,8 +82,13 @@ def fleiss_kappa(table: npt.ArrayLike) -> float:
     if (counts < 0).any() or not np.array_equal(counts, np.round(counts)):
         raise ValueError("table must hold non-negative whole counts")
     per_item = counts.sum(axis=1)
-    if not (per_item == per_item[0]).all():
-        raise ValueError("every item needs the same number of ratings")
+    unequal = per_item != per_item[0]
+    if unequal.any():
+        row = int(np.argmax(unequal))
+        raise ValueError(
+            f"every item needs the same number of ratings: row 0 has {per_item[0]:g},"
+            f" row {row} has {per_item[row]:g}"
+        )
     if per_item[0] < 2:
         raise ValueError("Fleiss' κ needs at least two ratings per item")
     return _fleiss_from_counts(counts)

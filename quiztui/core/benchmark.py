@@ -57,28 +57,20 @@ class MonotoneMap:
 
 
 def fit_isotonic(raw: Sequence[float] | Array, human: Sequence[float] | Array) -> MonotoneMap:
-    """Least-squares non-decreasing fit by pool-adjacent-violators over the distinct raw values."""
+    """Least-squares non-decreasing fit over the distinct raw values (pool adjacent violators).
+
+    Each distinct raw value carries the mean of its human scores, weighted by how many there are.
+    """
+    from scipy.optimize import isotonic_regression  # lazy: scipy.optimize is slow to import
+
     x = np.asarray(raw, dtype=float)
     y = np.asarray(human, dtype=float)
     if x.size == 0:
         raise ValueError("no training scores to fit a calibration on")
     xs, inverse = np.unique(x, return_inverse=True)
-    sums = np.bincount(inverse, weights=y)
     weights = np.bincount(inverse).astype(float)
-    # PAV over blocks: each block keeps (sum, weight, count of distinct xs it covers).
-    block_sum: list[float] = []
-    block_w: list[float] = []
-    block_n: list[int] = []
-    for s, w in zip(sums, weights, strict=True):
-        block_sum.append(float(s))
-        block_w.append(float(w))
-        block_n.append(1)
-        while len(block_sum) > 1 and (block_sum[-2] / block_w[-2] > block_sum[-1] / block_w[-1]):
-            s2, w2, n2 = block_sum.pop(), block_w.pop(), block_n.pop()
-            block_sum[-1] += s2
-            block_w[-1] += w2
-            block_n[-1] += n2
-    fitted = np.repeat([s / w for s, w in zip(block_sum, block_w, strict=True)], block_n)
+    means = np.bincount(inverse, weights=y) / weights
+    fitted = isotonic_regression(means, weights=weights, increasing=True).x
     return MonotoneMap(
         "isotonic", tuple(xs.tolist()), tuple(np.clip(fitted, 0, SCALE_MAX).tolist())
     )

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from quiztui.core.agreement import fleiss_kappa
+
 MISSING = -1
 
 _ORDER_TOLERANCE = 1e-12
@@ -282,35 +284,13 @@ def summarise(
 def fleiss_kappa_counts(table: npt.ArrayLike) -> float:
     """Fleiss' κ (1971) from a subjects × categories count table with equal row totals.
 
-    κ = (P̄ − P_e) / (1 − P_e): P̄ the mean of P_j = (Σ_i c_ji² − a) / (a (a − 1)), P_e = Σ_i p_i²
-    with p_i the share of all ratings in category i. This is statsmodels'
-    ``fleiss_kappa(table, method="fleiss")``. nan with no subjects, fewer than two ratings per
-    subject, or P_e = 1 (every rating in one category).
+    :func:`quiztui.core.agreement.fleiss_kappa`, except that subjects rated once give nan rather
+    than an error: a robustness run whose only form is the identity has no agreement to report.
     """
     counts = np.asarray(table, dtype=np.float64)
-    if counts.ndim != 2:
-        raise ValueError(f"table must be subjects × categories (2-D), got {counts.ndim}-D")
-    if counts.shape[0] == 0:
+    if counts.ndim == 2 and counts.size and (counts >= 0).all() and (counts.sum(axis=1) < 2).all():
         return math.nan
-    if (counts < 0).any():
-        raise ValueError("table must hold non-negative counts")
-    per_subject = counts.sum(axis=1)
-    raters = per_subject[0]
-    unequal = per_subject != raters
-    if unequal.any():
-        row = int(np.argmax(unequal))
-        raise ValueError(
-            f"every subject needs the same number of ratings: row 0 has {raters:g},"
-            f" row {row} has {per_subject[row]:g}"
-        )
-    if raters < 2:
-        return math.nan
-    p_bar = float(((counts * counts).sum(axis=1) - raters).mean() / (raters * (raters - 1)))
-    shares = counts.sum(axis=0) / (raters * counts.shape[0])
-    p_e = float((shares * shares).sum())
-    if p_e >= 1.0:
-        return math.nan
-    return (p_bar - p_e) / (1.0 - p_e)
+    return fleiss_kappa(counts)
 
 
 def kr20(m: npt.ArrayLike) -> float:

@@ -24,6 +24,27 @@ if TYPE_CHECKING:
 
 NAME = "csv"
 _DISTRACTOR_PREFIXES = ("distractor", "incorrect", "wrong")
+_DELIMITERS = ",;\t"
+_SNIFF_CHARS = 4096
+
+
+def delimiter(text: str) -> str:
+    """Comma, semicolon or tab: what ``csv.Sniffer`` makes of the first lines, if the header row
+    has it; else the first of the three the header has; else comma.
+
+    The sample is small on purpose: the sniffer's quote heuristic is quadratic in its length.
+    """
+    sample = text[:_SNIFF_CHARS]
+    if len(text) > _SNIFF_CHARS and "\n" in sample:
+        sample = sample[: sample.rindex("\n") + 1]  # whole lines only
+    header = text.split("\n", 1)[0]
+    try:
+        sniffed = csv.Sniffer().sniff(sample, delimiters=_DELIMITERS).delimiter
+    except csv.Error:  # the sniffer could not decide
+        sniffed = ""
+    if sniffed and sniffed in header:
+        return sniffed
+    return next((d for d in _DELIMITERS if d in header), ",")
 
 
 def parse(text: str, path: str, title: str) -> Quiz:
@@ -31,9 +52,7 @@ def parse(text: str, path: str, title: str) -> Quiz:
     if not text.strip():
         builder.problem("file is empty")
         raise builder.error()
-    first_line = text.split("\n", 1)[0]
-    delimiter = next((d for d in ",;\t" if d in first_line), ",")
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter(text))
     try:
         _read(reader, builder)
     except csv.Error as exc:
@@ -130,8 +149,7 @@ def write_bank(bank: Bank, annotations: Mapping[int, Mapping[str, str]] | None =
 
 def _dialect(text: str) -> tuple[str, str]:
     first_line = text.split("\n", 1)[0]
-    delimiter = next((d for d in ",;\t" if d in first_line), ",")
-    return delimiter, "\r\n" if first_line.endswith("\r") else "\n"
+    return delimiter(text), "\r\n" if first_line.endswith("\r") else "\n"
 
 
 def item_spans(text: str) -> list[tuple[int, int]]:
