@@ -12,18 +12,19 @@ import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_quizzes" / "planted_errors.json"
-
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m quiztui.tui._demo")
-    parser.add_argument("quiz", nargs="?", type=Path, default=SAMPLE)
+    parser.add_argument(
+        "quiz", nargs="?", type=Path, default=None, help="default: the packaged demo quiz"
+    )
     parser.add_argument("--latency", type=float, default=0.3, help="seconds before each reply")
     parser.add_argument("--line-delay", type=float, default=0.05, help="seconds per reply line")
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--theme", default=None)
     args = parser.parse_args(argv)
 
+    from quiztui import resources
     from quiztui.formats import load_quiz
     from quiztui.pipeline.events import VetEvent
     from quiztui.pipeline.prompts import load_prompt
@@ -33,7 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     from quiztui.store import Store
     from quiztui.tui.app import QuiztuiApp
 
-    quiz = load_quiz(args.quiz)
+    quiz = load_quiz(args.quiz or resources.as_path(resources.demo_quiz(), with_siblings=True))
     provider = SimulatedProvider(
         truth_table(quiz),
         latency=args.latency,
