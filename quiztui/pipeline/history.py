@@ -22,7 +22,7 @@ from quiztui.errors import QuiztuiError, StoreError
 from quiztui.pipeline.events import QuestionSummary, RunSummary
 from quiztui.pipeline.scoring import score_question
 from quiztui.pipeline.summary import summary_from_dict
-from quiztui.store.runs import RunListing, RunRecord, Store
+from quiztui.store.runs import RunListing, RunRecord, Store, StoredVerdict
 
 _T = TypeVar("_T")
 
@@ -77,38 +77,12 @@ def rebuild_summary(store: Store, record: RunRecord) -> RunSummary:
     judged = unjudged = 0
     for qid, text, options, key in store.run_questions(record.id):
         stored = [verdicts.get(by_option.get((qid, i), -1)) for i in range(len(options))]
-        said = tuple(None if s is None else s.verdict for s in stored)
-        gave_up = sum(1 for s in stored if s is not None and s.verdict is None)
-        pending = sum(1 for s in stored if s is None)
-        judged += sum(v is not None for v in said)
-        unjudged += gave_up
         question = Question(id=qid, text=text, options=options, key=key)
-        sc = score_question(
-            question, said, accuracy, prior=prior, unjudged=gave_up, pending=pending
-        )
-        counts[sc.badge.value] = counts.get(sc.badge.value, 0) + 1
-        questions.append(
-            QuestionSummary(
-                question_id=qid,
-                text=text,
-                options=options,
-                key=key,
-                k=sc.k,
-                badge=sc.badge,
-                confidence=sc.confidence,
-                suggested_option=sc.suggested_option,
-                suggested_p=sc.suggested_p,
-                verdicts=said,
-                reasons=tuple(
-                    ""
-                    if s is None
-                    else (s.reason if s.verdict is not None else s.unjudged_reason or "")
-                    for s in stored
-                ),
-                p_true=tuple(None if s is None else s.p_true for s in stored),
-                interval=sc.interval,
-            )
-        )
+        summary = _rebuilt_question(question, stored, accuracy, prior)
+        counts[summary.badge.value] = counts.get(summary.badge.value, 0) + 1
+        questions.append(summary)
+        judged += sum(v is not None for v in summary.verdicts)
+        unjudged += sum(1 for s in stored if s is not None and s.verdict is None)
     usage = store.usage(record.id)
     return RunSummary(
         run_id=record.id,
@@ -132,6 +106,37 @@ def rebuild_summary(store: Store, record: RunRecord) -> RunSummary:
         judged=judged,
         unjudged=unjudged,
         not_run=len(by_option) - judged - unjudged,
+    )
+
+
+def _rebuilt_question(
+    question: Question,
+    stored: list[StoredVerdict | None],
+    accuracy: JudgeAccuracy,
+    prior: float,
+) -> QuestionSummary:
+    """One question scored from its options' stored verdicts (None: never judged, pending)."""
+    said = tuple(None if s is None else s.verdict for s in stored)
+    gave_up = sum(1 for s in stored if s is not None and s.verdict is None)
+    pending = sum(1 for s in stored if s is None)
+    sc = score_question(question, said, accuracy, prior=prior, unjudged=gave_up, pending=pending)
+    return QuestionSummary(
+        question_id=question.id,
+        text=question.text,
+        options=question.options,
+        key=question.key,
+        k=sc.k,
+        badge=sc.badge,
+        confidence=sc.confidence,
+        suggested_option=sc.suggested_option,
+        suggested_p=sc.suggested_p,
+        verdicts=said,
+        reasons=tuple(
+            "" if s is None else (s.reason if s.verdict is not None else s.unjudged_reason or "")
+            for s in stored
+        ),
+        p_true=tuple(None if s is None else s.p_true for s in stored),
+        interval=sc.interval,
     )
 
 
