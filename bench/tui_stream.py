@@ -32,6 +32,7 @@ from quiztui.pipeline.events import (
 )
 from quiztui.pipeline.scoring import score_question
 from quiztui.tui.app import QuiztuiApp
+from quiztui.tui.services import AppServices
 from quiztui.tui.widgets.tables import VerdictsTable
 
 
@@ -135,9 +136,9 @@ async def run(args: argparse.Namespace) -> None:
     VerdictsTable.add_rows = counting  # type: ignore[method-assign]
     app = QuiztuiApp(
         quiz,
-        producer.events,
-        judge_label="SIMULATED bench producer",
-        simulated=True,
+        AppServices(
+            start_run=producer.events, judge_label="SIMULATED bench producer", simulated=True
+        ),
         autorun=False,
         flush_interval=args.flush_interval,
     )

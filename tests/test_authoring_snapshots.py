@@ -15,6 +15,7 @@ from quiztui.core.bank import bank_quiz
 from quiztui.core.lint import lint_quiz
 from quiztui.formats.gift import parse_bank
 from quiztui.tui.app import QuiztuiApp
+from quiztui.tui.services import AppServices
 
 SnapCompare = Callable[..., bool]
 SIZE = (120, 40)
@@ -42,12 +43,14 @@ def make_app() -> QuiztuiApp:
     quiz = bank_quiz(parse_bank(BANK, "bank.gift", "Science bank"))
     return QuiztuiApp(
         quiz,
-        stream_factory(quiz),
-        judge_label="SIMULATED judge (TPR 0.9, TNR 0.9)",
-        simulated=True,
+        AppServices(
+            start_run=stream_factory(quiz),
+            judge_label="SIMULATED judge (TPR 0.9, TNR 0.9)",
+            simulated=True,
+            lint=lint_quiz,
+        ),
         clock=constant_clock(),
         flush_interval=0.02,
-        lint=lint_quiz,
     )
 
 

@@ -418,6 +418,7 @@ async def test_the_vet_screen_shows_the_batch_status(tmp_path: Path) -> None:
     from textual.widgets import Static
 
     from quiztui.tui.app import QuiztuiApp
+    from quiztui.tui.services import AppServices
 
     quiz = make_quiz(6)
     with fake_server("openai", quiz) as server:
@@ -431,7 +432,9 @@ async def test_the_vet_screen_shows_the_batch_status(tmp_path: Path) -> None:
             return run.events()
 
         app = QuiztuiApp(
-            quiz, start_run, judge_label=provider.label, simulated=False, flush_interval=0.05
+            quiz,
+            AppServices(start_run=start_run, judge_label=provider.label, simulated=False),
+            flush_interval=0.05,
         )
         try:
             async with app.run_test(size=(160, 40)) as pilot:  # the run starts by itself

@@ -162,6 +162,7 @@ async def test_the_vet_screen_shows_the_estimate_the_cost_so_far_and_the_stop(
     from tui_helpers import constant_clock, settled
 
     from quiztui.tui.app import QuiztuiApp
+    from quiztui.tui.services import AppServices
     from quiztui.tui.widgets.header import RunHeader
 
     quiz = make_quiz(100)
@@ -173,7 +174,9 @@ async def test_the_vet_screen_shows_the_estimate_the_cost_so_far_and_the_stop(
             return vet_run(quiz, provider, store, price=PRICE, budget=0.001).events()
 
         app = QuiztuiApp(
-            quiz, start_run, judge_label=provider.label, simulated=False, clock=constant_clock()
+            quiz,
+            AppServices(start_run=start_run, judge_label=provider.label, simulated=False),
+            clock=constant_clock(),
         )
         try:
             async with app.run_test(size=(140, 40)) as pilot:

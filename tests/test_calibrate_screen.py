@@ -35,6 +35,7 @@ from quiztui.tui.screens.calibrate import UNAVAILABLE, CalibrateScreen
 from quiztui.tui.screens.confirm import ConfirmQuitScreen
 from quiztui.tui.screens.metrics import MetricsScreen
 from quiztui.tui.screens.vet import VetScreen
+from quiztui.tui.services import AppServices, CalibrateService
 
 REPO = Path(__file__).resolve().parents[1]
 GOLD = REPO / "sample_quizzes" / "opentdb_sample.json"
@@ -49,19 +50,19 @@ def store(tmp_path: Path) -> Iterator[Store]:
         yield s
 
 
-def make_app(start: Start | None, **kwargs: Any) -> QuiztuiApp:
+def make_app(start: Start | None) -> QuiztuiApp:
     quiz = make_quiz()
     return QuiztuiApp(
         quiz,
-        stream_factory(quiz),
-        judge_label="SIMULATED judge",
-        simulated=True,
+        AppServices(
+            start_run=stream_factory(quiz),
+            judge_label="SIMULATED judge",
+            simulated=True,
+            calibrate=CalibrateService(start=start, batch_size=20),
+        ),
         autorun=False,
         clock=constant_clock(),
         flush_interval=0.02,
-        start_calibration=start,
-        default_batch_size=20,
-        **kwargs,
     )
 
 

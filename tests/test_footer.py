@@ -22,6 +22,7 @@ from quiztui.providers.base import ChatRequest
 from quiztui.providers.simulated import SimulatedProvider
 from quiztui.simulate.vet import truth_table
 from quiztui.tui.app import QuiztuiApp
+from quiztui.tui.services import AppServices
 
 SIZE = (120, 40)
 
@@ -90,9 +91,7 @@ async def test_stats_line_shows_connections_while_running_and_final_retries_afte
 
     app = QuiztuiApp(
         quiz,
-        stream,
-        judge_label="fake",
-        simulated=True,
+        AppServices(start_run=stream, judge_label="fake", simulated=True),
         clock=constant_clock(),
         flush_interval=0.02,
     )

@@ -43,6 +43,7 @@ from quiztui.tui.screens.confirm import ConfirmQuitScreen
 from quiztui.tui.screens.grade import UNAVAILABLE, GradeScreen
 from quiztui.tui.screens.grade_detail import GradeDetailScreen, fact_cells
 from quiztui.tui.screens.vet import VetScreen
+from quiztui.tui.services import AppServices, GradeService
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_quizzes" / "answers_sample.csv"
@@ -406,13 +407,15 @@ def vet_app(start_grading: Start | None) -> QuiztuiApp:
     quiz = make_quiz()
     return QuiztuiApp(
         quiz,
-        stream_factory(quiz),
-        judge_label="SIMULATED judge",
-        simulated=True,
+        AppServices(
+            start_run=stream_factory(quiz),
+            judge_label="SIMULATED judge",
+            simulated=True,
+            grade=GradeService(start=start_grading),
+        ),
         autorun=False,
         clock=constant_clock(),
         flush_interval=0.02,
-        start_grading=start_grading,
     )
 
 

@@ -33,6 +33,7 @@ from quiztui.tui.screens.metrics import (
     format_probability,
 )
 from quiztui.tui.screens.vet import VetScreen
+from quiztui.tui.services import AppServices
 from quiztui.tui.widgets.plots import Chart
 
 SIZES = [(80, 24), (120, 40)]
@@ -48,12 +49,14 @@ def make_app(
     quiz = quiz or make_quiz()
     return QuiztuiApp(
         quiz,
-        stream_factory(quiz, **stream),
-        judge_label="SIMULATED judge",
-        simulated=True,
+        AppServices(
+            start_run=stream_factory(quiz, **stream),
+            judge_label="SIMULATED judge",
+            simulated=True,
+            profiles=profiles or [],
+        ),
         clock=constant_clock(),
         flush_interval=0.02,
-        profiles=profiles or [],
     )
 
 
@@ -243,9 +246,7 @@ async def test_judge_rates_come_from_run_started_while_the_run_goes() -> None:
 
     app = QuiztuiApp(
         quiz,
-        start_run,
-        judge_label="SIMULATED judge",
-        simulated=True,
+        AppServices(start_run=start_run, judge_label="SIMULATED judge", simulated=True),
         clock=constant_clock(),
         flush_interval=0.02,
     )
@@ -423,9 +424,7 @@ async def test_interim_pending_scores_count_as_pending() -> None:
 
     app = QuiztuiApp(
         quiz,
-        start_run,
-        judge_label="SIMULATED judge",
-        simulated=True,
+        AppServices(start_run=start_run, judge_label="SIMULATED judge", simulated=True),
         clock=constant_clock(),
         flush_interval=0.02,
     )

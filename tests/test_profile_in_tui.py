@@ -23,6 +23,7 @@ from quiztui.simulate.vet import truth_table
 from quiztui.store import Store
 from quiztui.testing.fake_openai import FakeOpenAI
 from quiztui.tui.app import QuiztuiApp
+from quiztui.tui.services import AppServices
 
 SnapCompare = Callable[..., bool]
 GOLD = REPO / "sample_quizzes" / "opentdb_sample.json"
@@ -74,12 +75,14 @@ def calibrated_app(
 
     return QuiztuiApp(
         quiz,
-        start_run,
-        judge_label=judge.label,
-        simulated=False,
+        AppServices(
+            start_run=start_run,
+            judge_label=judge.label,
+            simulated=False,
+            profiles=store.profiles.list(),
+        ),
         clock=constant_clock(),
         flush_interval=0.02,
-        profiles=store.profiles.list(),
     )
 
 

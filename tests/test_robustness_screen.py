@@ -23,6 +23,7 @@ from quiztui.simulate.vet import truth_table
 from quiztui.tui.app import QuiztuiApp
 from quiztui.tui.grade_app import GradeApp
 from quiztui.tui.screens.robustness import RobustDetailScreen, RobustnessScreen
+from quiztui.tui.services import AppServices, ReviewService, RobustnessService
 from quiztui.tui.state import FINISHED
 from quiztui.tui.widgets.tables import QuestionsTable
 
@@ -104,15 +105,16 @@ async def test_the_vet_app_opens_it_and_shows_the_fragility_flag() -> None:
     quiz = make_quiz()
     app = QuiztuiApp(
         quiz,
-        stream_factory(quiz),
-        judge_label="SIMULATED judge (TPR 0.9, TNR 0.9)",
-        simulated=True,
+        AppServices(
+            start_run=stream_factory(quiz),
+            judge_label="SIMULATED judge (TPR 0.9, TNR 0.9)",
+            simulated=True,
+            fragility={"q1": (True, "stored earlier")},
+            robustness=RobustnessService(start=starter(quiz), settings=SETTINGS),
+        ),
         autorun=False,
         clock=constant_clock(),
         flush_interval=0.02,
-        start_robustness=starter(quiz),
-        robustness_settings=SETTINGS,
-        fragility={"q1": (True, "stored earlier")},
     )
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -177,14 +179,15 @@ async def test_the_vet_app_opens_the_review_screen(tmp_path: Path) -> None:
     with Store(tmp_path / "runs.sqlite") as store:
         app = QuiztuiApp(
             quiz,
-            stream_factory(quiz),
-            judge_label="SIMULATED judge (TPR 0.9, TNR 0.9)",
-            simulated=True,
+            AppServices(
+                start_run=stream_factory(quiz),
+                judge_label="SIMULATED judge (TPR 0.9, TNR 0.9)",
+                simulated=True,
+                review=ReviewService(start=review_starter(load_config(), store), mode="direct"),
+            ),
             autorun=False,
             clock=constant_clock(),
             flush_interval=0.02,
-            start_review=review_starter(load_config(), store),
-            review_mode="direct",
         )
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()

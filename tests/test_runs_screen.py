@@ -23,6 +23,7 @@ from quiztui.tui.screens.compare import CompareDetailScreen, CompareScreen, Diff
 from quiztui.tui.screens.detail import QuestionDetailScreen
 from quiztui.tui.screens.runs import RunQuestionsTable, RunScreen, RunsScreen, RunTable
 from quiztui.tui.screens.vet import VetScreen
+from quiztui.tui.services import AppServices
 from quiztui.tui.widgets.cells import DASH
 
 SIZE = (120, 40)
@@ -206,11 +207,13 @@ async def test_h_opens_the_runs_screen_from_the_vet_app(db: Path) -> None:
     quiz = make_quiz()
     app = QuiztuiApp(
         quiz,
-        stream_factory(quiz),
-        judge_label="SIMULATED judge",
-        simulated=True,
+        AppServices(
+            start_run=stream_factory(quiz),
+            judge_label="SIMULATED judge",
+            simulated=True,
+            runs=StoreHistory(db),
+        ),
         autorun=False,
-        runs=StoreHistory(db),
     )
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("h")
@@ -225,7 +228,9 @@ async def test_h_opens_the_runs_screen_from_the_vet_app(db: Path) -> None:
 async def test_without_a_store_the_screen_says_so(tmp_path: Path) -> None:
     quiz = make_quiz()
     app = QuiztuiApp(
-        quiz, stream_factory(quiz), judge_label="SIMULATED judge", simulated=True, autorun=False
+        quiz,
+        AppServices(start_run=stream_factory(quiz), judge_label="SIMULATED judge", simulated=True),
+        autorun=False,
     )
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("h")

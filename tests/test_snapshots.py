@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 from tui_helpers import Gate, constant_clock, make_quiz, stream_factory
 
 from quiztui.tui.app import QuiztuiApp
+from quiztui.tui.services import AppServices
 
 SnapCompare = Callable[..., bool]
 SIZE = (120, 40)
@@ -22,9 +23,11 @@ def make_app(*, autorun: bool = True, gate: Gate | None = None) -> QuiztuiApp:
     quiz = make_quiz()
     return QuiztuiApp(
         quiz,
-        stream_factory(quiz, gate=gate),
-        judge_label="SIMULATED judge (TPR 0.9, TNR 0.9)",
-        simulated=True,
+        AppServices(
+            start_run=stream_factory(quiz, gate=gate),
+            judge_label="SIMULATED judge (TPR 0.9, TNR 0.9)",
+            simulated=True,
+        ),
         autorun=autorun,
         clock=constant_clock(),
         flush_interval=0.02,

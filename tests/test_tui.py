@@ -36,6 +36,7 @@ from quiztui.tui.help import HelpScreen
 from quiztui.tui.screens.confirm import ConfirmQuitScreen
 from quiztui.tui.screens.detail import QuestionDetailScreen
 from quiztui.tui.screens.vet import MAX_ROWS_PER_FLUSH, VetScreen
+from quiztui.tui.services import AppServices
 from quiztui.tui.widgets.tables import NavTable, QuestionsTable, VerdictsTable
 
 SIZE = (120, 40)
@@ -45,9 +46,11 @@ def make_app(quiz: Quiz | None = None, *, autorun: bool = True, **stream: object
     quiz = quiz or make_quiz()
     return QuiztuiApp(
         quiz,
-        stream_factory(quiz, **stream),
-        judge_label="SIMULATED judge (TPR 0.9, TNR 0.9)",
-        simulated=True,
+        AppServices(
+            start_run=stream_factory(quiz, **stream),
+            judge_label="SIMULATED judge (TPR 0.9, TNR 0.9)",
+            simulated=True,
+        ),
         autorun=autorun,
         clock=constant_clock(),
         flush_interval=0.02,
@@ -203,7 +206,11 @@ async def test_repeated_verdict_updates_its_row() -> None:
         yield VerdictReceived(seq=0, question_id="q1", option_index=0, verdict=True, reason="first")
         yield VerdictReceived(seq=0, question_id="q1", option_index=0, verdict=False, reason="2nd")
 
-    app = QuiztuiApp(quiz, stream, judge_label="x", simulated=False, clock=constant_clock())
+    app = QuiztuiApp(
+        quiz,
+        AppServices(start_run=stream, judge_label="x", simulated=False),
+        clock=constant_clock(),
+    )
     async with app.run_test(size=SIZE) as pilot:
         screen = await finished(pilot)
         table = screen.verdicts_table
@@ -494,7 +501,11 @@ async def test_failed_summary_is_reported() -> None:
             else:
                 yield event
 
-    app = QuiztuiApp(quiz, stream, judge_label="x", simulated=False, clock=constant_clock())
+    app = QuiztuiApp(
+        quiz,
+        AppServices(start_run=stream, judge_label="x", simulated=False),
+        clock=constant_clock(),
+    )
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         screen = await finished(pilot)
         assert screen.state.status == "failed"
@@ -576,7 +587,11 @@ async def test_markup_in_title_and_judge_label_is_literal() -> None:
             calibration="[/bold]",
         )
 
-    app = QuiztuiApp(quiz, stream, judge_label="?", simulated=False, clock=constant_clock())
+    app = QuiztuiApp(
+        quiz,
+        AppServices(start_run=stream, judge_label="?", simulated=False),
+        clock=constant_clock(),
+    )
     async with app.run_test(size=SIZE) as pilot:
         screen = await finished(pilot)
         header = plain(screen.query_one("#header", Static).content)
@@ -600,9 +615,7 @@ async def test_theme_name_selects_a_registered_theme() -> None:
     quiz = make_quiz(2)
     app = QuiztuiApp(
         quiz,
-        stream_factory(quiz),
-        judge_label="x",
-        simulated=False,
+        AppServices(start_run=stream_factory(quiz), judge_label="x", simulated=False),
         autorun=False,
         theme_name="quiztui-light",
     )
@@ -616,9 +629,7 @@ async def test_missing_or_broken_themes_fall_back(tmp_path: Path) -> None:
     quiz = make_quiz(2)
     app = QuiztuiApp(
         quiz,
-        stream_factory(quiz),
-        judge_label="x",
-        simulated=False,
+        AppServices(start_run=stream_factory(quiz), judge_label="x", simulated=False),
         autorun=False,
         theme_name="nope",
         themes_dir=tmp_path,
@@ -687,7 +698,9 @@ async def test_the_real_pipeline_with_the_simulated_judge_fills_the_tables(tmp_p
         return VetRun(quiz, provider, store, prompt, VetSettings(batch_size=8)).events()
 
     app = QuiztuiApp(
-        quiz, start_run, judge_label=provider.label, simulated=True, clock=constant_clock()
+        quiz,
+        AppServices(start_run=start_run, judge_label=provider.label, simulated=True),
+        clock=constant_clock(),
     )
     try:
         async with app.run_test(size=SIZE) as pilot:

@@ -125,35 +125,48 @@ def build_vet_app(config: Config, store: Store, quiz: Quiz, runs: VetRuns) -> An
     from quiztui.assemble.vet import try_bank
     from quiztui.pipeline.history import StoreHistory
     from quiztui.tui.app import QuiztuiApp
+    from quiztui.tui.services import (
+        AppServices,
+        CalibrateService,
+        GradeService,
+        ReviewService,
+        RobustnessService,
+    )
 
     robustness_settings = robustness.settings(config)
     latest = store.robustness.latest_fragility(quiz.content_hash())
-    return QuiztuiApp(
-        quiz,
-        runs.start_run,
+    services = AppServices(
+        start_run=runs.start_run,
         judge_label=runs.provider.label,
         simulated=runs.provider.simulated,
         calibration=runs.accuracy.label,
-        theme_name=config.ui.theme,
-        flush_interval=config.ui.flush_interval,
         profiles=store.profiles.list(),
-        start_calibration=calibrate.calibration_starter(config, store),
-        default_batch_size=config.vet.batch_size,
-        default_mode=config.vet.mode,
-        start_grading=lambda items, grader: grade.grade_events(config, store, items, None, grader),
-        default_grader=config.grade.grader,
-        start_robustness=lambda: robustness.robustness_events(
-            config, store, quiz, robustness_settings
-        ),
-        robustness_settings=robustness_settings,
-        fragility=latest[1] if latest else None,
-        start_review=review.review_starter(config, store),
-        review_mode=config.review.mode,
-        review_low_score=config.review.low_score,
+        fragility=latest[1] if latest else {},
         bank=try_bank(Path(quiz.source_path) if quiz.source_path else None),
-        lint=lambda edited: lint_report(config, edited),
         start_rejudge=runs.start_run,
+        lint=lambda edited: lint_report(config, edited),
+        calibrate=CalibrateService(
+            calibrate.calibration_starter(config, store),
+            batch_size=config.vet.batch_size,
+            mode=config.vet.mode,
+        ),
+        grade=GradeService(
+            lambda items, grader: grade.grade_events(config, store, items, None, grader),
+            grader=config.grade.grader,
+        ),
+        robustness=RobustnessService(
+            lambda: robustness.robustness_events(config, store, quiz, robustness_settings),
+            settings=robustness_settings,
+        ),
+        review=ReviewService(
+            review.review_starter(config, store),
+            mode=config.review.mode,
+            low_score=config.review.low_score,
+        ),
         runs=StoreHistory(config.db_path()),
+    )
+    return QuiztuiApp(
+        quiz, services, theme_name=config.ui.theme, flush_interval=config.ui.flush_interval
     )
 
 

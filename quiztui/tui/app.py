@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -14,7 +14,6 @@ from textual.screen import Screen
 
 from quiztui.core.calibration import JudgeProfile
 from quiztui.core.quiz import Quiz
-from quiztui.pipeline.events import VetEvent
 from quiztui.tui.commands import QuiztuiCommands
 from quiztui.tui.help import HelpScreen, collect_sections
 from quiztui.tui.messages import FragilityMeasured, JudgeProfileStored, RunStatusChanged
@@ -23,15 +22,11 @@ from quiztui.tui.screens.vet import VetScreen
 from quiztui.tui.themes import DEFAULT_THEME, FALLBACK_THEME, THEMES_DIR, load_themes
 
 if TYPE_CHECKING:
-    from quiztui.core.bank import Bank
-    from quiztui.core.grading import GradeItem
-    from quiztui.core.lint import LintReport
-    from quiztui.pipeline.calibrate import CalibrationRequest
     from quiztui.tui.screens.calibrate import CalibrateScreen
     from quiztui.tui.screens.grade import GradeScreen
     from quiztui.tui.screens.review import ReviewScreen
     from quiztui.tui.screens.robustness import RobustnessScreen
-    from quiztui.tui.screens.runs import RunsSource
+    from quiztui.tui.services import AppServices
 
 # Keys every quiztui app has (the vet app and ``quiztui grade --tui``).
 APP_BINDINGS: tuple[BindingType, ...] = (
@@ -52,7 +47,8 @@ APP_BINDINGS: tuple[BindingType, ...] = (
 
 
 class QuiztuiApp(App[None]):
-    """Vets one quiz. ``start_run()`` gives a fresh event stream for each run (``r``)."""
+    """Vets one quiz with what ``services`` wires in (``services.start_run()`` gives a fresh
+    event stream for each run, ``r``); the keywords are presentation only."""
 
     CSS_PATH = "app.tcss"
     TITLE = "quiztui"
@@ -69,72 +65,30 @@ class QuiztuiApp(App[None]):
     def __init__(
         self,
         quiz: Quiz,
-        start_run: Callable[[], AsyncIterator[VetEvent]],
+        services: AppServices,
         *,
-        judge_label: str,
-        simulated: bool,
-        calibration: str = "uncalibrated",
         autorun: bool = True,
         theme_name: str | None = None,
+        themes_dir: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
         flush_interval: float = 0.1,
-        themes_dir: Path | None = None,
-        profiles: Sequence[JudgeProfile] = (),
-        start_calibration: Callable[[CalibrationRequest], AsyncIterator[Any]] | None = None,
-        default_batch_size: int = 20,
-        default_mode: str = "assertion",
-        start_grading: Callable[[list[GradeItem], str], AsyncIterator[Any]] | None = None,
-        default_grader: str = "rubric10",
-        start_robustness: Callable[[], AsyncIterator[Any]] | None = None,
-        robustness_settings: Any = None,
-        fragility: dict[str, tuple[bool, str]] | None = None,
-        start_review: Callable[[Quiz, str], AsyncIterator[Any]] | None = None,
-        review_mode: str = "feedback",
-        review_low_score: int = 2,
-        bank: Bank | None = None,
-        start_rejudge: Callable[[Quiz], AsyncIterator[VetEvent]] | None = None,
-        lint: Callable[[Quiz], LintReport] | None = None,
-        runs: RunsSource | None = None,
     ) -> None:
         super().__init__()
         self.quiz = quiz
+        self.services = services
         # Judge profiles (calibrations), newest first as the store lists them; the metrics
         # screen shows them and the Calibrate screen adds the ones it measures.
-        self.profiles: list[JudgeProfile] = list(profiles)
-        # ``start_calibration(request)`` gives a calibration's event stream (None: unavailable).
-        self.start_calibration = start_calibration
-        self.default_batch_size = default_batch_size  # the vet's batch size and mode, which the
-        self.default_mode = default_mode  # Calibrate form starts from
+        self.profiles: list[JudgeProfile] = list(services.profiles)
         self.clock = clock
         self.flush_interval = flush_interval
+        # The tools' screens, each made on first use and kept (with its results) after.
         self.calibrate_screen: CalibrateScreen | None = None
-        # ``start_grading(items, grader)`` gives a grade run's events (None: unavailable).
-        self.start_grading = start_grading
-        self.default_grader = default_grader
         self.grade_screen: GradeScreen | None = None
-        # ``start_robustness()`` gives a robustness run's events for this quiz (None: unavailable)
-        self.start_robustness = start_robustness
-        self.robustness_settings = robustness_settings
         self.robustness_screen: RobustnessScreen | None = None
-        # ``start_review(quiz, mode)`` gives a review run's events (None: unavailable)
-        self.start_review = start_review
-        self.review_mode, self.review_low_score = review_mode, review_low_score
         self.review_screen: ReviewScreen | None = None
-        self.runs_source = runs  # the run history (``h``); None: unavailable
         self.requested_theme = theme_name
         self.vet_screen = VetScreen(
-            quiz,
-            start_run,
-            judge_label=judge_label,
-            simulated=simulated,
-            calibration=calibration,
-            autorun=autorun,
-            clock=clock,
-            flush_interval=flush_interval,
-            fragility=fragility,
-            bank=bank,
-            start_rejudge=start_rejudge,
-            lint=lint,
+            quiz, services, autorun=autorun, clock=clock, flush_interval=flush_interval
         )
         loaded = load_themes(themes_dir if themes_dir is not None else THEMES_DIR)
         self.theme_problems = loaded.problems
@@ -189,10 +143,11 @@ class QuiztuiApp(App[None]):
         if isinstance(self.screen, CalibrateScreen):
             return
         if self.calibrate_screen is None:
+            calibrate = self.services.calibrate
             self.calibrate_screen = CalibrateScreen(
-                self.start_calibration,
-                default_batch_size=self.default_batch_size,
-                default_mode=self.default_mode,
+                calibrate.start,
+                default_batch_size=calibrate.batch_size,
+                default_mode=calibrate.mode,
                 clock=self.clock,
                 flush_interval=self.flush_interval,
             )
@@ -208,8 +163,8 @@ class QuiztuiApp(App[None]):
         if self.grade_screen is None:
             self.grade_screen = GradeScreen(
                 [],
-                self.start_grading,
-                grader=self.default_grader,
+                self.services.grade.start,
+                grader=self.services.grade.grader,
                 autorun=False,
                 open_form=True,
                 flush_interval=self.flush_interval,
@@ -227,10 +182,11 @@ class QuiztuiApp(App[None]):
         if isinstance(self.screen, RobustnessScreen):
             return
         if self.robustness_screen is None:
+            robustness = self.services.robustness
             self.robustness_screen = RobustnessScreen(
                 self.quiz,
-                self.start_robustness,
-                settings=self.robustness_settings,
+                robustness.start,
+                settings=robustness.settings,
                 flush_interval=self.flush_interval,
             )
             self.install_screen(self.robustness_screen, name="robustness")
@@ -246,11 +202,12 @@ class QuiztuiApp(App[None]):
         if isinstance(self.screen, ReviewScreen):
             return
         if self.review_screen is None:
+            review = self.services.review
             self.review_screen = ReviewScreen(
                 self.quiz,
-                self.start_review,
-                mode=self.review_mode,
-                low_score=self.review_low_score,
+                review.start,
+                mode=review.mode,
+                low_score=review.low_score,
                 flush_interval=self.flush_interval,
             )
             self.install_screen(self.review_screen, name="review")
@@ -265,7 +222,7 @@ class QuiztuiApp(App[None]):
 
         if not isinstance(self.screen, VetScreen):
             return
-        self.push_screen(RunsScreen(self.runs_source))
+        self.push_screen(RunsScreen(self.services.runs))
 
     def action_open_runs(self) -> None:
         self.open_runs()

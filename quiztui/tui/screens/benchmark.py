@@ -17,13 +17,10 @@ from typing import Any, ClassVar
 from rich import box
 from rich.table import Table
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.widgets import Footer, ProgressBar, Static
-from textual.worker import Worker, WorkerState
 
 from quiztui.core.benchmark import SCALE_MAX, BenchmarkResult
 from quiztui.pipeline.grade import (
@@ -34,9 +31,8 @@ from quiztui.pipeline.grade import (
     ItemGraded,
 )
 from quiztui.report.grades import benchmark_rows, confusion_rows
-from quiztui.tui.screens.vet import error_message
-from quiztui.tui.state import CANCELLED, FAILED, FINISHED, IDLE, RUNNING
-from quiztui.tui.streams import drain
+from quiztui.tui.screens.run_screen import LiveRunScreen
+from quiztui.tui.state import FAILED, FINISHED, IDLE, RUNNING
 from quiztui.tui.widgets.cells import one_line, printable
 from quiztui.tui.widgets.header import STATUS_STYLES
 from quiztui.tui.widgets.plots import Chart, ChartSpec, Series, ticks
@@ -127,10 +123,13 @@ def scatter_spec(result: BenchmarkResult) -> ChartSpec:
     )
 
 
-class BenchmarkScreen(Screen[None]):
+class BenchmarkScreen(LiveRunScreen):
     """Benchmarks one grader; ``r`` runs it again, ``x`` cancels."""
 
     BUSY_LABEL = "A benchmark"  # the quit confirmation: "<label> is running. Quit anyway?"
+    RUN_GROUP = "benchmark"
+    FLUSH_TIMER = "bench-flush"
+    FAILED_TITLE = "Benchmark failed"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "start_run", "Run again", id="benchmark.run"),
@@ -150,7 +149,7 @@ class BenchmarkScreen(Screen[None]):
         autorun: bool = True,
         flush_interval: float = 0.1,
     ) -> None:
-        super().__init__(id="benchmark")
+        super().__init__(id="benchmark", flush_interval=flush_interval)
         self.start = start
         self.dataset = dataset
         self.grader = grader
@@ -158,16 +157,13 @@ class BenchmarkScreen(Screen[None]):
         self.train = train
         self.test = test
         self.autorun = autorun
-        self.flush_interval = flush_interval
         self.progress = BenchmarkProgress()
-        self._token = 0
-        self._worker: Worker[None] | None = None
         self._shown: dict[str, object] = {}
         self._result_shown: BenchmarkResult | None = None
 
     @property
-    def running(self) -> bool:
-        return self.progress.status == RUNNING
+    def run_status(self) -> str:
+        return self.progress.status
 
     @property
     def result(self) -> BenchmarkResult | None:
@@ -195,7 +191,7 @@ class BenchmarkScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#bench-results").display = False
         self.query_one("#bench-error").display = False
-        self.set_interval(self.flush_interval, self.flush, name="bench-flush")
+        self.start_flush_timer()
         self.flush()
         if self.autorun:
             self.action_start_run()
@@ -203,13 +199,11 @@ class BenchmarkScreen(Screen[None]):
     # -- run ------------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel_run":
-            return True if self.running else None
         if action == "start_run":
             return None if self.running or self.start is None else True
         if action == "close":
             return self._over_another
-        return True
+        return super().check_action(action, parameters)
 
     @property
     def _over_another(self) -> bool:
@@ -222,51 +216,32 @@ class BenchmarkScreen(Screen[None]):
         if self.start is None:
             self._show_error(UNAVAILABLE)
             return
-        self._token += 1
         self.progress = BenchmarkProgress(status=RUNNING)
         self._result_shown = None
         self.query_one("#bench-results").display = False
         self._show_error("")
         self.refresh_bindings()
-        self._worker = self._run(self._token)
+        progress = self.progress
+        self.start_run_worker(self.start, progress.apply)
         self.flush()
-
-    @work(exclusive=True, exit_on_error=False, group="benchmark")
-    async def _run(self, token: int) -> None:
-        assert self.start is not None
-        await drain(self.start(), self.progress.apply, lambda: token == self._token)
-
-    def action_cancel_run(self) -> None:
-        if self._worker is not None and self.running:
-            self._worker.cancel()
 
     def action_close(self) -> None:
         if self._over_another:
             self.dismiss(None)
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is not self._worker:
-            return
-        if event.state == WorkerState.SUCCESS:
-            self._end(FAILED if self.progress.error else FINISHED)
-        elif event.state == WorkerState.CANCELLED:
-            self._end(CANCELLED)
-        elif event.state == WorkerState.ERROR:
-            self.progress.error = error_message(event.worker.error)
-            self._end(FAILED)
+    def run_succeeded(self) -> None:
+        """A grade run that stopped (``GradeFinished.summary.stopped``) leaves an error."""
+        error = self.progress.error
+        self.end_run(FAILED if error else FINISHED)
+        if error:
+            self.notify_error(error, "Benchmark failed")
 
-    def _end(self, status: str) -> None:
+    def end_run(self, status: str, error: str | None = None) -> None:
+        if error is not None:
+            self.progress.error = error
         self.progress.status = status
         self.refresh_bindings()
         self.flush()
-        if self.progress.error:
-            self.notify(
-                printable(self.progress.error),
-                title="Benchmark failed",
-                severity="error",
-                markup=False,
-                timeout=10,
-            )
 
     # -- flush ----------------------------------------------------------------------------------
 

@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import (
     Button,
     Checkbox,
@@ -34,7 +33,6 @@ from textual.widgets import (
     Select,
     Static,
 )
-from textual.worker import Worker, WorkerState
 
 from quiztui.core.calibration import JudgeProfile
 from quiztui.pipeline.calibrate import (
@@ -48,9 +46,8 @@ from quiztui.pipeline.events import RunFinished, RunStarted, UsageUpdated
 from quiztui.report.text import cheapest_note
 from quiztui.tui.messages import JudgeProfileStored
 from quiztui.tui.screens.confirm import ConfirmQuitScreen
-from quiztui.tui.screens.vet import error_message
-from quiztui.tui.state import CANCELLED, FAILED, FINISHED, IDLE, RUNNING
-from quiztui.tui.streams import drain
+from quiztui.tui.screens.run_screen import LiveRunScreen
+from quiztui.tui.state import FAILED, FINISHED, IDLE, RUNNING
 from quiztui.tui.widgets.cells import DASH, elapsed_text, one_line, printable
 from quiztui.tui.widgets.statics import show_text
 
@@ -179,8 +176,12 @@ class MarkedCheckbox(Checkbox):
         super().watch_value()
 
 
-class CalibrateScreen(Screen[None]):
+class CalibrateScreen(LiveRunScreen):
     """Measures the judge on a gold set. ``escape`` goes back (and asks before cancelling)."""
+
+    RUN_GROUP = "calibrate"
+    FLUSH_TIMER = "calibrate-flush"
+    FAILED_TITLE = None  # the error line under the results says why
 
     DEFAULT_CSS = """
     CalibrateScreen { layout: vertical; }
@@ -233,20 +234,17 @@ class CalibrateScreen(Screen[None]):
         clock: Callable[[], float],
         flush_interval: float = MIN_FLUSH_INTERVAL,
     ) -> None:
-        super().__init__(id="calibrate")
+        super().__init__(id="calibrate", flush_interval=max(flush_interval, MIN_FLUSH_INTERVAL))
         self.start = start
         self.default_batch_size = default_batch_size
         self.default_mode = default_mode if default_mode in MODES else "assertion"
         self.clock = clock
-        self.flush_interval = max(flush_interval, MIN_FLUSH_INTERVAL)
         self.progress = CalibrationProgress()
-        self._worker: Worker[None] | None = None
-        self._token = 0
         self._shown: dict[str, object] = {}
 
     @property
-    def running(self) -> bool:
-        return self.progress.status == RUNNING
+    def run_status(self) -> str:
+        return self.progress.status
 
     # -- composition ---------------------------------------------------------------------------
 
@@ -309,7 +307,7 @@ class CalibrateScreen(Screen[None]):
             self._show_error(UNAVAILABLE)
             self.query_one("#cal-start", Button).disabled = True
         self.query_one("#cal-start", Button).focus()
-        self.set_interval(self.flush_interval, self.flush, name="calibrate-flush")
+        self.start_flush_timer()
         self.flush()
 
     def _match_text(self) -> Text:
@@ -377,7 +375,7 @@ class CalibrateScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "start_calibration":
             return None if (self.running or self.start is None) else True
-        return True
+        return super().check_action(action, parameters)
 
     def action_start_calibration(self) -> None:
         if self.running:
@@ -390,7 +388,6 @@ class CalibrateScreen(Screen[None]):
         except ValueError as exc:
             self._show_error(str(exc))
             return
-        self._token += 1
         self.progress = CalibrationProgress(status=RUNNING, started_at=self.clock())
         self._shown.clear()
         table = self.query_one("#cal-results", DataTable)
@@ -399,34 +396,18 @@ class CalibrateScreen(Screen[None]):
         self._show_error("")
         self._set_form_enabled(False)
         self.refresh_bindings()
-        self._worker = self._calibrate(request, self._token)
+        start = self.start
+        self.start_run_worker(lambda: start(request), self._record)
         self.flush()
 
-    @work(exclusive=True, exit_on_error=False, group="calibrate")
-    async def _calibrate(self, request: CalibrationRequest, token: int) -> None:
-        assert self.start is not None
-        progress = self.progress
+    def _record(self, event: object) -> None:
+        self.progress.apply(event)
+        if isinstance(event, ProfileMeasured):
+            self.post_message(JudgeProfileStored(event.profile))
 
-        def handle(event: object) -> None:
-            progress.apply(event)
-            if isinstance(event, ProfileMeasured):
-                self.post_message(JudgeProfileStored(event.profile))
-
-        await drain(self.start(request), handle, lambda: token == self._token)
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """The one place a calibration's end (success, cancel, error) is handled."""
-        if event.worker is not self._worker:
-            return
-        if event.state == WorkerState.SUCCESS:
-            self._end(FINISHED)
-        elif event.state == WorkerState.CANCELLED:
-            self._end(CANCELLED)
-        elif event.state == WorkerState.ERROR:
-            self.progress.error = error_message(event.worker.error)
-            self._end(FAILED)
-
-    def _end(self, status: str) -> None:
+    def end_run(self, status: str, error: str | None = None) -> None:
+        if error is not None:
+            self.progress.error = error
         self.progress.status = status
         self.progress.ended_at = self.clock()
         self._set_form_enabled(True)
@@ -440,8 +421,8 @@ class CalibrateScreen(Screen[None]):
             return
 
         def answered(cancel: bool | None) -> None:
-            if cancel and self._worker is not None and self.running:
-                self._worker.cancel()
+            if cancel:
+                self.cancel_run()
 
         self.app.push_screen(
             ConfirmQuitScreen(

@@ -20,7 +20,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Select, Static
 from textual.widgets.data_table import ColumnKey
 from textual.worker import Worker, WorkerState
@@ -35,8 +34,8 @@ from quiztui.pipeline.grade import (
     ItemGraded,
 )
 from quiztui.report.grades import summary_lines
-from quiztui.tui.screens.vet import error_message
-from quiztui.tui.state import CANCELLED, FAILED, FINISHED, IDLE, RUNNING
+from quiztui.tui.screens.run_screen import LiveRunScreen, error_message
+from quiztui.tui.state import FAILED, FINISHED, IDLE, RUNNING
 from quiztui.tui.streams import drain
 from quiztui.tui.widgets.cells import DASH, Cell, cell, one_line, printable
 from quiztui.tui.widgets.header import STATUS_STYLES
@@ -148,10 +147,13 @@ class GradeTable(NavTable):
 # -- the screen -------------------------------------------------------------------------------------
 
 
-class GradeScreen(Screen[None]):
+class GradeScreen(LiveRunScreen):
     """Grades an answer file (``r``) or single answers (``a``); ``enter`` opens a row."""
 
     BUSY_LABEL = "Grading"  # the quit confirmation: "<label> is running. Quit anyway?"
+    RUN_GROUP = "grade-run"
+    FLUSH_TIMER = "grade-flush"
+    FAILED_TITLE = "Grading failed"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "start_run", "Run", id="grade.run", tooltip="Grade the file"),
@@ -173,14 +175,13 @@ class GradeScreen(Screen[None]):
         open_form: bool = False,
         flush_interval: float = 0.1,
     ) -> None:
-        super().__init__(id="grade")
+        super().__init__(id="grade", flush_interval=flush_interval)
         self.items = list(items)
         self.start = start
         self.grader = grader if grader in GRADERS else GRADERS[0]
         self.source = source
         self.autorun = autorun and bool(self.items)
         self.open_form_at_start = open_form or not self.items
-        self.flush_interval = flush_interval
         self.progress = GradeProgress(grader=self.grader)
         self.records: dict[str, GradeRecord] = {}
         self.judge_label = ""
@@ -188,13 +189,16 @@ class GradeScreen(Screen[None]):
         self._new: list[str] = []  # records without a table row yet
         self._dirty: set[str] = set()  # records whose row changed
         self._header_dirty = True
-        self._token = 0
         self._one_count = 0
         self.singles_graded = 0  # answers graded one at a time (the form), and how many unscored
         self.singles_unscored = 0
-        self._run_worker: Worker[None] | None = None
         self._one_workers: dict[Worker[None], str] = {}  # worker → its record's key
         self._shown: dict[str, object] = {}
+
+    @property
+    def run_status(self) -> str:
+        """The file's run (``r``); single answers being graded count in ``running``."""
+        return self.progress.status
 
     @property
     def running(self) -> bool:
@@ -236,10 +240,10 @@ class GradeScreen(Screen[None]):
             self.action_open_form()
         else:
             self.table.focus()
-        self.set_interval(self.flush_interval, self.flush, name="grade-flush")
+        self.start_flush_timer()
         self.flush()
         if self.start is None:
-            self._notify_error(UNAVAILABLE, "Grading unavailable")
+            self.notify_error(UNAVAILABLE, "Grading unavailable")
         elif self.autorun:
             self.action_start_run()
 
@@ -275,14 +279,12 @@ class GradeScreen(Screen[None]):
     # -- runs ---------------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel_run":
-            return True if self.running else None
         if action == "start_run":
             return True if self.items and self.start is not None else None
         if action == "close":
             form = self.query("#grade-form")
             return (bool(form) and form.first().has_class("-open")) or self._over_another
-        return True
+        return super().check_action(action, parameters)
 
     @property
     def _over_another(self) -> bool:
@@ -293,7 +295,7 @@ class GradeScreen(Screen[None]):
     def action_start_run(self) -> None:
         """Grade the loaded file with the selected grader (a running grade is replaced)."""
         if self.start is None:
-            self._notify_error(UNAVAILABLE, "Grading unavailable")
+            self.notify_error(UNAVAILABLE, "Grading unavailable")
             return
         if not self.items:
             self.notify(
@@ -302,7 +304,6 @@ class GradeScreen(Screen[None]):
                 markup=False,
             )
             return
-        self._token += 1
         self.records.clear()
         self.singles_graded = self.singles_unscored = 0  # their rows go too
         self._new.clear()
@@ -311,22 +312,18 @@ class GradeScreen(Screen[None]):
         self.progress = GradeProgress(status=RUNNING, grader=self.grader, total=len(self.items))
         self._header_dirty = True
         self.refresh_bindings()
-        self._run_worker = self._grade_file(self._token, self.grader)
-        self.flush()
-
-    @work(exclusive=True, exit_on_error=False, group="grade-run")
-    async def _grade_file(self, token: int, grader: str) -> None:
-        assert self.start is not None
+        start, items, grader = self.start, self.items, self.grader
 
         def handle(event: object) -> None:
-            self._apply(event, grader, self.items, lambda seq: (f"item-{seq}", (0, seq)))
+            self._apply(event, grader, items, lambda seq: (f"item-{seq}", (0, seq)))
 
-        await drain(self.start(self.items, grader), handle, lambda: token == self._token)
+        self.start_run_worker(lambda: start(items, grader), handle)
+        self.flush()
 
     def grade_one(self, item: GradeItem) -> None:
         """Grade a single answer with the selected grader; it gets its own row."""
         if self.start is None:
-            self._notify_error(UNAVAILABLE, "Grading unavailable")
+            self.notify_error(UNAVAILABLE, "Grading unavailable")
             return
         self._one_count += 1
         n = self._one_count
@@ -415,41 +412,34 @@ class GradeScreen(Screen[None]):
         if record.key in self.table.rows:
             self._dirty.add(record.key)
 
-    def action_cancel_run(self) -> None:
-        if self._run_worker is not None and self.progress.status == RUNNING:
-            self._run_worker.cancel()
+    def cancel_run(self) -> None:
+        """x: cancel the file's run and every single answer being graded."""
+        super().cancel_run()
         for worker in list(self._one_workers):
             worker.cancel()
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """The one place a grade's end (success, cancel, error) is handled."""
-        worker = event.worker
-        if event.state not in (WorkerState.SUCCESS, WorkerState.CANCELLED, WorkerState.ERROR):
-            return
-        if worker is self._run_worker:
-            if event.state == WorkerState.SUCCESS:
-                summary = self.progress.summary
-                stopped = summary.stopped if summary is not None else None
-                self._end(FAILED if stopped else FINISHED)
-                if stopped:
-                    self._notify_error(stopped, "Grading stopped")
-            elif event.state == WorkerState.CANCELLED:
-                self._end(CANCELLED)
-            else:
-                message = error_message(worker.error)
-                self.progress.error = message
-                self._end(FAILED)
-                self._notify_error(message, "Grading failed")
-        elif worker in self._one_workers:
-            key = self._one_workers.pop(worker)
-            if event.state == WorkerState.ERROR:
-                self._notify_error(error_message(worker.error), "Grading failed")
-            self._mark_stopped(lambda r: r.key == key)
-            self._header_dirty = True
-            self.refresh_bindings()
-            self.flush()
+    def run_succeeded(self) -> None:
+        summary = self.progress.summary
+        stopped = summary.stopped if summary is not None else None
+        self.end_run(FAILED if stopped else FINISHED)
+        if stopped:
+            self.notify_error(stopped, "Grading stopped")
 
-    def _end(self, status: str) -> None:
+    def worker_ended(self, worker: Worker[Any], state: WorkerState) -> None:
+        """A single answer's worker ended: its row, if still waiting, is marked not graded."""
+        key = self._one_workers.pop(worker, None)
+        if key is None:
+            return
+        if state == WorkerState.ERROR:
+            self.notify_error(error_message(worker.error), "Grading failed")
+        self._mark_stopped(lambda r: r.key == key)
+        self._header_dirty = True
+        self.refresh_bindings()
+        self.flush()
+
+    def end_run(self, status: str, error: str | None = None) -> None:
+        if error is not None:
+            self.progress.error = error
         self.progress.status = status
         self._mark_stopped(lambda r: r.order[0] == 0)
         self._header_dirty = True
@@ -479,9 +469,6 @@ class GradeScreen(Screen[None]):
         self._dirty.clear()
         if keep is not None and keep in table.rows:
             table.move_cursor(row=table.get_row_index(keep), animate=False)
-
-    def _notify_error(self, message: str, title: str) -> None:
-        self.notify(printable(message), title=title, severity="error", markup=False, timeout=10)
 
     # -- buffered flush -------------------------------------------------------------------------
 

@@ -43,6 +43,7 @@ from quiztui.core.bayes import (
 from quiztui.core.calibration import JudgeProfile
 from quiztui.core.kscore import Badge, badge
 from quiztui.core.quiz import Quiz
+from quiztui.tui.screens.run_screen import log_worker_error
 from quiztui.tui.state import RunState
 from quiztui.tui.widgets.cells import BADGE_STYLES, DASH, elapsed_text, one_line
 from quiztui.tui.widgets.plots import Chart, ChartSpec, Series, histogram, ticks
@@ -604,6 +605,8 @@ class MetricsScreen(Screen[None]):
             table.add_row(*row, height=2)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            log_worker_error(self, event.worker)
         if event.worker.group == "metrics-profiles" and event.state == WorkerState.ERROR:
             self.query_one("#profiles-caption", Static).update(
                 Text(f"profiles could not be shown: {event.worker.error}", end="")

@@ -22,13 +22,10 @@ from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
-from textual.worker import Worker, WorkerState
 
 from quiztui.core.quiz import Question, Quiz
 from quiztui.core.review import CRITERIA, MODES, SHORT, Iteration, ReviewOutcome
@@ -45,9 +42,8 @@ from quiztui.pipeline.review import (
     converged_text,
     summary_lines,
 )
-from quiztui.tui.screens.vet import error_message
-from quiztui.tui.state import CANCELLED, FAILED, FINISHED, IDLE, RUNNING
-from quiztui.tui.streams import drain
+from quiztui.tui.screens.run_screen import LiveRunScreen
+from quiztui.tui.state import FAILED, FINISHED, IDLE, RUNNING
 from quiztui.tui.widgets.cells import DASH, Cell, cell, one_line, printable
 from quiztui.tui.widgets.header import STATUS_STYLES
 from quiztui.tui.widgets.statics import show_text
@@ -267,10 +263,13 @@ def summary_renderable(progress: ReviewProgress) -> RenderableType:
 # -- the screen -----------------------------------------------------------------------------------
 
 
-class ReviewScreen(Screen[None]):
+class ReviewScreen(LiveRunScreen):
     """Reviews a quiz (``r``); ``m`` switches direct/feedback for the next run."""
 
     BUSY_LABEL = "A review"  # the quit confirmation: "<label> is running. Quit anyway?"
+    RUN_GROUP = "review-run"
+    FLUSH_TIMER = "review-flush"
+    FAILED_TITLE = "Review failed"
 
     DEFAULT_CSS = """
     ReviewScreen { layout: vertical; }
@@ -305,14 +304,13 @@ class ReviewScreen(Screen[None]):
         autorun: bool = True,
         flush_interval: float = 0.1,
     ) -> None:
-        super().__init__(id="review")
+        super().__init__(id="review", flush_interval=flush_interval)
         self.quiz = quiz
         self.start = start
         self.mode = mode if mode in MODES else MODES[-1]
         self.low_score = low_score
         self.questions = list(quiz.questions[:limit] if limit is not None else quiz.questions)
         self.autorun = autorun
-        self.flush_interval = flush_interval
         self.progress = ReviewProgress(mode=self.mode, total=len(self.questions))
         self.records: dict[str, ReviewRecord] = {}
         self.judge_labels: tuple[str, str | None] = ("", None)
@@ -324,14 +322,12 @@ class ReviewScreen(Screen[None]):
         self._header_dirty = True
         self._pane_dirty = True
         self._pane_key: str | None = None
-        self._token = 0
-        self._worker: Worker[None] | None = None
         self._shown: dict[str, object] = {}
         self._reset_records()
 
     @property
-    def running(self) -> bool:
-        return self.progress.status == RUNNING
+    def run_status(self) -> str:
+        return self.progress.status
 
     def compose(self) -> ComposeResult:
         yield Static("", id="review-header")
@@ -343,10 +339,10 @@ class ReviewScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.table.focus()
-        self.set_interval(self.flush_interval, self.flush, name="review-flush")
+        self.start_flush_timer()
         self.flush()
         if self.start is None:
-            self._notify_error(UNAVAILABLE, "Review unavailable")
+            self.notify_error(UNAVAILABLE, "Review unavailable")
         elif self.autorun:
             self.action_start_run()
 
@@ -362,15 +358,13 @@ class ReviewScreen(Screen[None]):
     # -- runs ---------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel_run":
-            return True if self.running else None
         if action == "start_run":
             return True if self.start is not None and self.questions else None
         if action == "close":
             return self._pane_focused or self._over_another
         if action == "scroll_pane":
             return self._pane_focused
-        return True
+        return super().check_action(action, parameters)
 
     @property
     def _pane_focused(self) -> bool:
@@ -385,20 +379,15 @@ class ReviewScreen(Screen[None]):
     def action_start_run(self) -> None:
         """Review the quiz in the current mode (a running review is replaced)."""
         if self.start is None:
-            self._notify_error(UNAVAILABLE, "Review unavailable")
+            self.notify_error(UNAVAILABLE, "Review unavailable")
             return
-        self._token += 1
         self._reset_records()
         self.progress = ReviewProgress(status=RUNNING, mode=self.mode, total=len(self.questions))
         self._header_dirty = True
         self.refresh_bindings()
-        self._worker = self._review(self._token, self.mode)
+        start, quiz, mode = self.start, self.quiz, self.mode
+        self.start_run_worker(lambda: start(quiz, mode), self._apply)
         self.flush()
-
-    @work(exclusive=True, exit_on_error=False, group="review-run")
-    async def _review(self, token: int, mode: str) -> None:
-        assert self.start is not None
-        await drain(self.start(self.quiz, mode), self._apply, lambda: token == self._token)
 
     def _apply(self, event: object) -> None:
         """Record one event; the flush timer shows it."""
@@ -449,29 +438,16 @@ class ReviewScreen(Screen[None]):
         if record.key == self._pane_key:
             self._pane_dirty = True
 
-    def action_cancel_run(self) -> None:
-        if self._worker is not None and self.running:
-            self._worker.cancel()
+    def run_succeeded(self) -> None:
+        summary = self.progress.summary
+        stopped = summary.stopped if summary is not None else None
+        self.end_run(FAILED if stopped else FINISHED)
+        if stopped:
+            self.notify_error(stopped, "Review stopped")
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """The one place a run's end (success, cancel, error) is handled."""
-        if event.worker is not self._worker:
-            return
-        if event.state == WorkerState.SUCCESS:
-            summary = self.progress.summary
-            stopped = summary.stopped if summary is not None else None
-            self._end(FAILED if stopped else FINISHED)
-            if stopped:
-                self._notify_error(stopped, "Review stopped")
-        elif event.state == WorkerState.CANCELLED:
-            self._end(CANCELLED)
-        elif event.state == WorkerState.ERROR:
-            message = error_message(event.worker.error)
-            self.progress.error = message
-            self._end(FAILED)
-            self._notify_error(message, "Review failed")
-
-    def _end(self, status: str) -> None:
+    def end_run(self, status: str, error: str | None = None) -> None:
+        if error is not None:
+            self.progress.error = error
         self.progress.status = status
         for record in self.records.values():
             if record.outcome is None and not record.stopped:
@@ -480,9 +456,6 @@ class ReviewScreen(Screen[None]):
         self._header_dirty = self._pane_dirty = True
         self.refresh_bindings()
         self.flush()
-
-    def _notify_error(self, message: str, title: str) -> None:
-        self.notify(printable(message), title=title, severity="error", markup=False, timeout=10)
 
     # -- view ---------------------------------------------------------------------------------
 

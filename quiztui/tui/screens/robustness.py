@@ -18,14 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
-from textual.worker import Worker, WorkerState
 
 from quiztui.core.paraphrase import (
     ANSWERED,
@@ -47,9 +45,8 @@ from quiztui.pipeline.robustness import (
     RobustnessSummary,
 )
 from quiztui.tui.messages import FragilityMeasured
-from quiztui.tui.screens.vet import error_message
-from quiztui.tui.state import CANCELLED, FAILED, FINISHED, IDLE, RUNNING
-from quiztui.tui.streams import drain
+from quiztui.tui.screens.run_screen import LiveRunScreen
+from quiztui.tui.state import FAILED, FINISHED, IDLE, RUNNING
 from quiztui.tui.widgets.cells import DASH, Cell, cell, one_line, printable
 from quiztui.tui.widgets.header import STATUS_STYLES
 from quiztui.tui.widgets.plots import Chart, ChartSpec, Series, ticks
@@ -209,10 +206,13 @@ def metrics_chart(summary: RobustnessSummary, k: float, raters: int) -> ChartSpe
     )
 
 
-class RobustnessScreen(Screen[None]):
+class RobustnessScreen(LiveRunScreen):
     """Runs (``r``) and shows one robustness run of ``quiz``; ``enter`` opens a question."""
 
     BUSY_LABEL = "A robustness run"  # the quit confirmation: "<label> is running. Quit anyway?"
+    RUN_GROUP = "robustness-run"
+    FLUSH_TIMER = "robustness-flush"
+    FAILED_TITLE = "Robustness failed"
 
     DEFAULT_CSS = """
     RobustnessScreen { layout: vertical; }
@@ -238,20 +238,17 @@ class RobustnessScreen(Screen[None]):
         autorun: bool = True,
         flush_interval: float = 0.1,
     ) -> None:
-        super().__init__(id="robustness")
+        super().__init__(id="robustness", flush_interval=flush_interval)
         self.quiz = quiz
         self.start = start
         self.settings = settings or RobustnessSettings()
         self.autorun = autorun
-        self.flush_interval = flush_interval
         self.progress = RobustProgress()
         self.records: dict[str, RobustRecord] = {}
         self.judge_label = ""
         self.simulated = False
         self._dirty: set[str] = set()
         self._header_dirty = True
-        self._token = 0
-        self._worker: Worker[None] | None = None
         self._shown: dict[str, object] = {}
         self._reset_records()
 
@@ -260,8 +257,8 @@ class RobustnessScreen(Screen[None]):
         return self.settings.variants + 1
 
     @property
-    def running(self) -> bool:
-        return self.progress.status == RUNNING
+    def run_status(self) -> str:
+        return self.progress.status
 
     def _reset_records(self) -> None:
         self.records = {q.id: RobustRecord(i, q) for i, q in enumerate(self.quiz.questions)}
@@ -280,10 +277,10 @@ class RobustnessScreen(Screen[None]):
             cells = row_cells(record, self.slots)
             table.add_row(*(cells[c.key] for c in RobustTable.COLUMNS), key=record.question.id)
         table.focus()
-        self.set_interval(self.flush_interval, self.flush, name="robustness-flush")
+        self.start_flush_timer()
         self.flush()
         if self.start is None:
-            self._notify_error(UNAVAILABLE, "Robustness unavailable")
+            self.notify_error(UNAVAILABLE, "Robustness unavailable")
         elif self.autorun:
             self.action_start_run()
 
@@ -299,32 +296,24 @@ class RobustnessScreen(Screen[None]):
     # -- runs -------------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel_run":
-            return True if self.running else None
         if action == "start_run":
             return True if self.start is not None and not self.running else None
         if action == "close":
             stack = self.app.screen_stack
             return self in stack and stack.index(self) > 0
-        return True
+        return super().check_action(action, parameters)
 
     def action_start_run(self) -> None:
         if self.start is None:
-            self._notify_error(UNAVAILABLE, "Robustness unavailable")
+            self.notify_error(UNAVAILABLE, "Robustness unavailable")
             return
-        self._token += 1
         self._reset_records()
         self._dirty = set(self.records)
         self.progress = RobustProgress(status=RUNNING, total=len(self.records))
         self._header_dirty = True
         self.refresh_bindings()
-        self._worker = self._run(self._token)
+        self.start_run_worker(self.start, self._apply)
         self.flush()
-
-    @work(exclusive=True, exit_on_error=False, group="robustness-run")
-    async def _run(self, token: int) -> None:
-        assert self.start is not None
-        await drain(self.start(), self._apply, lambda: token == self._token)
 
     def _apply(self, event: object) -> None:
         p = self.progress
@@ -364,35 +353,23 @@ class RobustnessScreen(Screen[None]):
             p.summary = event.summary
             self._header_dirty = True
 
-    def action_cancel_run(self) -> None:
-        if self._worker is not None and self.running:
-            self._worker.cancel()
+    def run_succeeded(self) -> None:
+        summary = self.progress.summary
+        stopped = summary.stopped if summary is not None else None
+        self.end_run(FAILED if stopped else FINISHED)
+        if stopped:
+            self.notify_error(stopped, "Robustness stopped")
+        else:
+            flags = {
+                qid: (r.result.fragile, r.result.fragile_reason)
+                for qid, r in self.records.items()
+                if r.result is not None
+            }
+            self.post_message(FragilityMeasured(flags))
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is not self._worker:
-            return
-        if event.state == WorkerState.SUCCESS:
-            summary = self.progress.summary
-            stopped = summary.stopped if summary is not None else None
-            self._end(FAILED if stopped else FINISHED)
-            if stopped:
-                self._notify_error(stopped, "Robustness stopped")
-            else:
-                flags = {
-                    qid: (r.result.fragile, r.result.fragile_reason)
-                    for qid, r in self.records.items()
-                    if r.result is not None
-                }
-                self.post_message(FragilityMeasured(flags))
-        elif event.state == WorkerState.CANCELLED:
-            self._end(CANCELLED)
-        elif event.state == WorkerState.ERROR:
-            message = error_message(event.worker.error)
-            self.progress.error = message
-            self._end(FAILED)
-            self._notify_error(message, "Robustness failed")
-
-    def _end(self, status: str) -> None:
+    def end_run(self, status: str, error: str | None = None) -> None:
+        if error is not None:
+            self.progress.error = error
         self.progress.status = status
         for key, record in self.records.items():
             if record.result is None:
@@ -406,9 +383,6 @@ class RobustnessScreen(Screen[None]):
         stack = self.app.screen_stack
         if self in stack and stack.index(self) > 0:
             self.dismiss(None)
-
-    def _notify_error(self, message: str, title: str) -> None:
-        self.notify(printable(message), title=title, severity="error", markup=False, timeout=10)
 
     # -- buffered flush ---------------------------------------------------------------------------
 

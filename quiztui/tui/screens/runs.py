@@ -26,11 +26,13 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.widgets.data_table import ColumnKey
+from textual.worker import Worker, WorkerState
 
 from quiztui.core.quiz import Question
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import QuestionScored
 from quiztui.tui.screens.detail import QuestionDetailScreen
+from quiztui.tui.screens.run_screen import error_message, log_worker_error
 from quiztui.tui.state import AssertionRecord, QuestionRecord
 from quiztui.tui.widgets.cells import BADGE_STYLES, DASH, Cell, cell, one_line
 from quiztui.tui.widgets.header import STATUS_STYLES
@@ -344,6 +346,19 @@ class RunsScreen(Screen[None]):
             self.notify(str(exc), title="Cannot open the run", severity="error", markup=False)
             return
         await self.app.push_screen(RunScreen(loaded))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A store read that raised something other than a QuiztuiError is a bug: its
+        traceback goes to the log, one line to a toast."""
+        if event.state == WorkerState.ERROR:
+            log_worker_error(self, event.worker)
+            self.notify(
+                one_line(error_message(event.worker.error)),
+                title="Run history failed",
+                severity="error",
+                markup=False,
+                timeout=10,
+            )
 
     # -- back -------------------------------------------------------------------------------------
 

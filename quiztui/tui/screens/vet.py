@@ -9,16 +9,15 @@ call per verdict would cost ~40 ms of rendering each and drown the event loop.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from itertools import islice
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.widgets.data_table import RowKey
 from textual.worker import Worker, WorkerState
@@ -41,6 +40,7 @@ from quiztui.pipeline.events import (
 from quiztui.tui.messages import RunStatusChanged
 from quiztui.tui.screens.detail import QuestionDetailScreen
 from quiztui.tui.screens.edit import Edit, EditQuestionScreen
+from quiztui.tui.screens.run_screen import LiveRunScreen, error_message
 from quiztui.tui.state import (
     CANCELLED,
     FAILED,
@@ -57,23 +57,20 @@ from quiztui.tui.widgets.header import RunHeader
 from quiztui.tui.widgets.stats import RunStats
 from quiztui.tui.widgets.tables import QuestionsTable, VerdictsTable
 
+if TYPE_CHECKING:
+    from quiztui.tui.services import AppServices
+
 BADGE_FILTERS = ("all", "poor", "questionable", "incomplete", "good", "pending")
 MAX_ROWS_PER_FLUSH = 500
 MAX_QUESTIONS_PER_FLUSH = 250  # question rows refreshed per flush (4 update_cell calls each)
-# Events between forced yields, so a producer that never awaits cannot freeze the UI.
 
 
-def error_message(error: BaseException | None) -> str:
-    if error is None:
-        return "the run stopped for an unknown reason"
-    if isinstance(error, QuiztuiError):
-        return str(error)
-    detail = str(error)
-    return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+class VetScreen(LiveRunScreen):
+    """Main screen. Owns the run state; the run worker and the flush timer are the base's."""
 
-
-class VetScreen(Screen[None]):
-    """Main screen. Owns the run worker, the run state and the flush timer."""
+    RUN_GROUP = "run"
+    FLUSH_TIMER = "flush"
+    FAILED_TITLE = "Run failed"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "start_run", "Run", id="run.start"),
@@ -91,47 +88,37 @@ class VetScreen(Screen[None]):
     def __init__(
         self,
         quiz: Quiz,
-        start_run: Callable[[], AsyncIterator[VetEvent]],
+        services: AppServices,
         *,
-        judge_label: str,
-        simulated: bool,
-        calibration: str,
         autorun: bool,
         clock: Callable[[], float],
         flush_interval: float,
-        fragility: dict[str, tuple[bool, str]] | None = None,
-        bank: Bank | None = None,
-        start_rejudge: Callable[[Quiz], AsyncIterator[VetEvent]] | None = None,
-        lint: Callable[[Quiz], LintReport] | None = None,
     ) -> None:
-        super().__init__(id="vet")
+        super().__init__(id="vet", flush_interval=flush_interval)
         # ``lint(quiz)`` is the offline lint with the configured rules (None: no Lint column data)
-        self.lint = lint
+        self.lint = services.lint
         self.lint_report: LintReport | None = None  # filled by a thread worker after mount
         self.quiz = quiz
         # The file's items (for saving edits back in its own format) and the edited ones by index.
-        self.bank = bank
+        self.bank: Bank | None = services.bank
         self.edits: dict[int, Item] = {}
         # ``start_rejudge(quiz)`` judges a one-question quiz (None: editing re-judges nothing).
-        self.start_rejudge = start_rejudge
+        self.start_rejudge = services.start_rejudge
         self._rejudge_worker: Worker[None] | None = None
         self._rejudging: str | None = None  # the question id being re-judged
-        self.start_run = start_run
-        self.judge_label = judge_label
-        self.simulated = simulated
-        self.calibration = calibration
+        self.start_run = services.start_run
+        self.judge_label = services.judge_label
+        self.simulated = services.simulated
+        self.calibration = services.calibration
         self.autorun = autorun
         self.clock = clock
-        self.flush_interval = flush_interval
         self.state = RunState(quiz, clock)
         # question id → (fragile, why), from the newest robustness run of this quiz
-        self.fragility: dict[str, tuple[bool, str]] = dict(fragility or {})
+        self.fragility: dict[str, tuple[bool, str]] = dict(services.fragility)
         self._apply_fragility()
         self._apply_lint()
         self.badge_filter = "all"
         self.text_filter = ""
-        self._run_token = 0
-        self._run_worker: Worker[None] | None = None
         self._verdict_rows: dict[int, RowKey] = {}
         self._seq_by_row: dict[RowKey, int] = {}
         self._labels: tuple[str, str] = ("", "")
@@ -162,7 +149,7 @@ class VetScreen(Screen[None]):
         self._update_labels()
         self.query_one(RunStats).show(self.state)
         self.questions_table.focus()
-        self.set_interval(self.flush_interval, self.flush, name="flush")
+        self.start_flush_timer()
         if self.autorun:
             self.action_start_run()
 
@@ -175,8 +162,8 @@ class VetScreen(Screen[None]):
         return self.query_one("#verdicts", VerdictsTable)
 
     @property
-    def running(self) -> bool:
-        return self.state.status == RUNNING
+    def run_status(self) -> str:
+        return self.state.status
 
     # -- run lifecycle ---------------------------------------------------------------------------
 
@@ -184,7 +171,6 @@ class VetScreen(Screen[None]):
         """Start a fresh run (a running one is cancelled by the exclusive worker group)."""
         if self._rejudging is not None and self._rejudge_worker is not None:
             self._rejudge_worker.cancel()
-        self._run_token += 1
         self.state = RunState(self.quiz, self.clock)
         self._apply_fragility()
         self._apply_lint()
@@ -194,7 +180,7 @@ class VetScreen(Screen[None]):
         self.questions_table.show(self._visible_records(), self._visible_unjudged())
         self.state.begin()
         self._status_changed()
-        self._run_worker = self._run(self._run_token)
+        self.start_run_worker(self.start_run, self._record)
 
     def _apply_fragility(self) -> None:
         for qid, record in self.state.questions.items():
@@ -234,74 +220,37 @@ class VetScreen(Screen[None]):
             for record in self.state.questions.values():
                 self.questions_table.refresh_question(record)
 
-    def action_cancel_run(self) -> None:
-        if self._run_worker is not None and self.running:
-            self._run_worker.cancel()
+    def _record(self, event: VetEvent) -> None:
+        self.state.apply(event)
+        if isinstance(event, RunStarted):
+            self.query_one(RunHeader).set_run(
+                judge_label=event.judge_label,
+                simulated=event.simulated,
+                calibration=event.calibration,
+                estimate=event.estimate,
+                budget=event.budget,
+            )
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel_run":
-            return True if self.running else None  # None: shown disabled
-        return True
-
-    @work(exclusive=True, exit_on_error=False, group="run")
-    async def _run(self, token: int) -> None:
-        def handle(event: VetEvent) -> None:
-            self.state.apply(event)
-            if isinstance(event, RunStarted):
-                self.query_one(RunHeader).set_run(
-                    judge_label=event.judge_label,
-                    simulated=event.simulated,
-                    calibration=event.calibration,
-                    estimate=event.estimate,
-                    budget=event.budget,
-                )
-
-        await drain(self.start_run(), handle, lambda: token == self._run_token)
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """The single place where a run's end (success, cancel, error) is handled."""
-        if event.worker is self._rejudge_worker and event.state in (
-            WorkerState.SUCCESS,
-            WorkerState.CANCELLED,
-            WorkerState.ERROR,
-        ):
-            self._rejudge_ended(event.worker, event.state)
-            return
-        if event.worker is not self._run_worker:
-            return
-        if event.state == WorkerState.SUCCESS:
-            summary = self.state.summary
-            status = summary.status if summary is not None else FINISHED
-            self._end_run(status if status in (FINISHED, CANCELLED, FAILED, STOPPED) else FINISHED)
-            if summary is not None and summary.status == STOPPED:  # the budget was reached
-                self.notify(
-                    printable(summary.error or "budget reached"),
-                    title="Run stopped",
-                    severity="warning",
-                    markup=False,
-                    timeout=10,
-                )
-            if summary is not None and summary.status == FAILED:
-                self.notify(
-                    printable(summary.error or "the run failed"),
-                    title="Run failed",
-                    severity="error",
-                    markup=False,
-                    timeout=10,
-                )
-        elif event.state == WorkerState.CANCELLED:
-            self._end_run(CANCELLED)
-        elif event.state == WorkerState.ERROR:
-            self._end_run(FAILED)
+    def run_succeeded(self) -> None:
+        summary = self.state.summary
+        status = summary.status if summary is not None else FINISHED
+        self.end_run(status if status in (FINISHED, CANCELLED, FAILED, STOPPED) else FINISHED)
+        if summary is not None and summary.status == STOPPED:  # the budget was reached
             self.notify(
-                printable(error_message(event.worker.error)),
-                title="Run failed",
-                severity="error",
+                printable(summary.error or "budget reached"),
+                title="Run stopped",
+                severity="warning",
                 markup=False,
                 timeout=10,
             )
+        if summary is not None and summary.status == FAILED:
+            self.notify_error(summary.error or "the run failed", "Run failed")
 
-    def _end_run(self, status: str) -> None:
+    def worker_ended(self, worker: Worker[Any], state: WorkerState) -> None:
+        if worker is self._rejudge_worker:
+            self._rejudge_ended(worker, state)
+
+    def end_run(self, status: str, error: str | None = None) -> None:
         self.state.end(status)
         self.flush()  # capped like every flush; the timer drains any backlog
         self._status_changed()
@@ -630,18 +579,12 @@ class VetScreen(Screen[None]):
 
         await drain(self.start_rejudge(one), handle, lambda: True)
 
-    def _rejudge_ended(self, worker: Worker[None], state: WorkerState) -> None:
+    def _rejudge_ended(self, worker: Worker[Any], state: WorkerState) -> None:
         qid, self._rejudging = self._rejudging, None
         self.flush()
         record = self.state.questions.get(qid or "")
         if state == WorkerState.ERROR:
-            self.notify(
-                printable(error_message(worker.error)),
-                title="Re-judging failed",
-                severity="error",
-                markup=False,
-                timeout=10,
-            )
+            self.notify_error(error_message(worker.error), "Re-judging failed")
             return
         if state == WorkerState.CANCELLED or record is None:
             return

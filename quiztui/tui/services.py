@@ -1,0 +1,94 @@
+"""What the vet app is given to work with: its run factories and the settings they start from.
+
+The CLI builds one :class:`AppServices` from the config and the store (``cli/vet.py``); tests and
+the demo build a minimal one. A tool whose ``start`` is None is unavailable: its screen still
+opens and says so. Only the vet run itself is required.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from quiztui.core.bank import Bank
+    from quiztui.core.calibration import JudgeProfile
+    from quiztui.core.lint import LintReport
+    from quiztui.core.quiz import Quiz
+    from quiztui.pipeline.events import VetEvent
+    from quiztui.pipeline.robustness import RobustnessSettings
+    from quiztui.tui.screens.calibrate import StartCalibration
+    from quiztui.tui.screens.grade import StartGrading
+    from quiztui.tui.screens.review import StartReview
+    from quiztui.tui.screens.robustness import StartRobustness
+    from quiztui.tui.screens.runs import RunsSource
+
+
+@dataclass(frozen=True)
+class CalibrateService:
+    """The Calibrate screen (``c``): ``start(request)`` gives a calibration's events; the form
+    starts from the vet's own batch size and mode (the set-up whose profile the vet will use)."""
+
+    start: StartCalibration | None = None
+    batch_size: int = 20
+    mode: str = "assertion"
+
+
+@dataclass(frozen=True)
+class GradeService:
+    """The Grade screen (``a``): ``start(items, grader)`` gives a grade run's events."""
+
+    start: StartGrading | None = None
+    grader: str = "rubric10"
+
+
+@dataclass(frozen=True)
+class RobustnessService:
+    """The Robustness screen (``p``): ``start()`` gives a robustness run of this quiz."""
+
+    start: StartRobustness | None = None
+    settings: RobustnessSettings | None = None
+
+
+@dataclass(frozen=True)
+class ReviewService:
+    """The Review screen (``v``): ``start(quiz, mode)`` gives a review run's events."""
+
+    start: StartReview | None = None
+    mode: str = "feedback"
+    low_score: int = 2
+
+
+@dataclass(frozen=True)
+class AppServices:
+    """Everything the vet app runs or reads besides the quiz; None means unavailable."""
+
+    # A fresh vet run of the quiz on each call (``r``), and the judge as the header names it.
+    start_run: Callable[[], AsyncIterator[VetEvent]]
+    judge_label: str
+    simulated: bool
+    calibration: str = "uncalibrated"
+    # Judge profiles, newest first as the store lists them (the metrics screen shows them).
+    profiles: Sequence[JudgeProfile] = ()
+    # question id → (fragile, why), from the newest robustness run of this quiz.
+    fragility: Mapping[str, tuple[bool, str]] = field(default_factory=dict)
+    # Editing: the file's items (to save edits in its own format), a one-question re-judge and
+    # the offline lint with the configured rules.
+    bank: Bank | None = None
+    start_rejudge: Callable[[Quiz], AsyncIterator[VetEvent]] | None = None
+    lint: Callable[[Quiz], LintReport] | None = None
+    calibrate: CalibrateService = field(default_factory=CalibrateService)
+    grade: GradeService = field(default_factory=GradeService)
+    robustness: RobustnessService = field(default_factory=RobustnessService)
+    review: ReviewService = field(default_factory=ReviewService)
+    runs: RunsSource | None = None  # the run history (``h``)
+
+
+__all__ = [
+    "AppServices",
+    "CalibrateService",
+    "GradeService",
+    "ReviewService",
+    "RobustnessService",
+]
