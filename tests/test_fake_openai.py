@@ -287,6 +287,31 @@ def test_cut_stream_stops_halfway_without_done(server: FakeOpenAI, prompt: str) 
     assert server.requests[0].fault == "cut"
 
 
+def test_stream_error_sends_half_the_reply_then_an_error_event(
+    make_client: _Factory, server: FakeOpenAI, prompt: str
+) -> None:
+    """The official client reads the ``error`` event as the API's error, after the text so far;
+    the connection stays usable."""
+    client = make_client(server)
+    whole = client.chat.completions.create(model="judge-a", messages=_messages(prompt))
+    server.inject("stream_error")
+    deltas: list[str] = []
+    stream = client.chat.completions.create(
+        model="judge-a", messages=_messages(prompt), stream=True
+    )
+    with pytest.raises(openai.APIError, match="server had an error"):
+        for chunk in stream:
+            deltas += [c.delta.content for c in chunk.choices if c.delta.content]
+    text = whole.choices[0].message.content or ""
+    assert len(deltas) == 5 and text.startswith("".join(deltas))
+    server.inject("stream_error")  # not streamed: a plain 500
+    with pytest.raises(openai.InternalServerError):
+        client.chat.completions.create(model="judge-a", messages=_messages(prompt))
+    log = server.requests
+    assert [r.fault for r in log] == [None, "stream_error", "stream_error"]
+    assert log[1].connection == log[0].connection  # kept alive after the error event
+
+
 def test_cut_non_streaming_truncates_the_body(server: FakeOpenAI, prompt: str) -> None:
     server.inject("cut")
     with pytest.raises(httpx.RemoteProtocolError):

@@ -181,6 +181,49 @@ async def test_an_error_event_mid_stream_is_a_cut_not_a_lost_reply(tmp_path: Pat
 
 
 @pytest.mark.parametrize(
+    ("kit", "fault"), [(KITS[0], "stream_error"), (KITS[1], "overloaded")], ids=lambda v: str(v)
+)
+async def test_an_error_event_after_text_delivers_no_text_twice(
+    tmp_path: Path, kit: Kit, fault: str
+) -> None:
+    """OpenAI's ``data: {"error": ...}`` and Anthropic's ``error`` event midway: the text already
+    passed to ``on_text`` is kept (a cut stream), never delivered again by a retry; the rest is
+    re-asked and every assertion gets exactly one verdict."""
+    quiz = make_quiz(5)
+    with served(kit, quiz) as server:
+        server.inject(fault)
+        provider = kit.make(server)
+        calls: list[list[str]] = []  # the texts on_text received, per request
+        complete = provider.complete
+
+        async def spying(request: ChatRequest, **kw: Any) -> Any:
+            on_text = kw.pop("on_text")
+            got: list[str] = []
+            calls.append(got)
+
+            def tee(text: str) -> None:
+                got.append(text)
+                on_text(text)
+
+            return await complete(request, on_text=tee, **kw)
+
+        provider.complete = spying  # type: ignore[method-assign]
+        events, summary = await collect(
+            quiz, provider, tmp_path / "q.db", settings=VetSettings(concurrency=1)
+        )
+        log = server.requests
+    assert log[0].fault == fault and set(log[1].texts) < set(log[0].texts)
+    replies = [[line for line in "".join(got).splitlines() if line.strip()] for got in calls]
+    assert [len(r) for r in replies] == [len(log[0].texts) - len(log[1].texts), len(log[1].texts)]
+    assert all(len(set(r)) == len(r) for r in replies)  # no line of a reply delivered twice
+    assert not [e for e in events if isinstance(e, BatchRetried)]
+    [failed] = [e for e in events if isinstance(e, BatchFailed)]
+    assert "stream error" in failed.error
+    assert len([e for e in events if isinstance(e, VerdictReceived)]) == 20
+    assert summary.judged == 20 and summary.unjudged == 0 and summary.retries == 0
+
+
+@pytest.mark.parametrize(
     ("kit", "kind"), [(k, f) for k in KITS for f in k.transient], ids=lambda v: str(v)
 )
 async def test_transient_errors_are_retried(tmp_path: Path, kit: Kit, kind: str) -> None:

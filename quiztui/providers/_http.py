@@ -7,17 +7,18 @@ it cannot and :class:`StreamInterrupted` when a stream breaks after text arrived
 the error message and retry-delay hooks. :meth:`HTTPProvider.complete` does the rest: a limiter slot
 per attempt (``usage.in_flight`` counts requests on the wire, not ones sleeping before a retry),
 backoff with jitter or the server's hint, a cut in the concurrency limit on rate limits,
-``on_retry`` notices and usage accounting.
+``on_retry`` notices and usage accounting. The loop itself is
+:func:`quiztui.providers.retry.retry_call`, which the batch endpoints' client uses too.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import random
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, TypedDict
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -33,25 +34,14 @@ from quiztui.providers.base import (
     Usage,
 )
 from quiztui.providers.limiter import AdaptiveLimiter
-from quiztui.providers.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
-
-TRANSIENT = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
-
-
-class Retryable(Exception):
-    """A failure that another attempt may fix; ``retry_after`` is the server's hint in seconds.
-
-    ``rate_limited`` marks the server saying "too many" (429, 529, RESOURCE_EXHAUSTED): the
-    limiter cuts the concurrency limit on those, not on a 500 or a dropped connection.
-    """
-
-    def __init__(
-        self, error: str, retry_after: float | None = None, *, rate_limited: bool = False
-    ) -> None:
-        super().__init__(error)
-        self.error = error
-        self.retry_after = retry_after
-        self.rate_limited = rate_limited
+from quiztui.providers.retry import (
+    RETRYABLE_STATUS,
+    TRANSIENT,
+    Retryable,
+    RetryPolicy,
+    parse_retry_after,
+    retry_call,
+)
 
 
 async def sse_data(response: httpx.Response) -> AsyncIterator[str]:
@@ -139,6 +129,7 @@ class HTTPProvider:
             usage=self.usage,
         )
         self._rng = random.Random()
+        self._path_prefix = urlsplit(self.base_url).path.rstrip("/")  # "/v1" of ".../v1"
         key = key_from_env(api_key_env)
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         self._client = httpx.AsyncClient(
@@ -168,52 +159,54 @@ class HTTPProvider:
         on_logprobs: OnLogprobs | None = None,
     ) -> ChatResult:
         stream = self.stream and on_text is not None
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                async with self.limiter.slot() as slot:
-                    self.usage.requests += 1
-                    try:
-                        result = await self._attempt(request, stream, on_text, on_logprobs)
-                    except Retryable as exc:
-                        if exc.rate_limited:
-                            self.limiter.rate_limited(slot)
-                        raise
-            except RequestFailed as exc:
-                note = self._fallback(request, exc)
-                if note is None or attempt > self.retry.max_retries:
+
+        async def attempt(n: int) -> ChatResult:
+            async with self.limiter.slot() as slot:
+                self.usage.requests += 1
+                try:
+                    result = await self._attempt(request, stream, on_text, on_logprobs)
+                except Retryable as exc:
+                    if exc.rate_limited:
+                        self.limiter.rate_limited(slot)
                     raise
-                self.usage.retries += 1
-                if on_retry is not None:
-                    on_retry(RetryNotice(attempt, note, 0.0))
-                continue
-            except Retryable as exc:
-                kind = exc.error.split(":")[0]
-                self.usage.errors[kind] = self.usage.errors.get(kind, 0) + 1
-                if attempt > self.retry.max_retries:
-                    raise RequestFailed(f"{exc.error} (gave up after {attempt} attempts)") from None
-                delay = self.retry.delay(attempt, exc.retry_after, self._rng)
-                self.usage.retries += 1
-                if on_retry is not None:
-                    on_retry(RetryNotice(attempt, exc.error, delay))
-                await asyncio.sleep(delay)
-                continue
-            if not stream:
-                if on_logprobs is not None and result.logprobs:
-                    on_logprobs(result.logprobs)
-                if on_text is not None and result.text:
-                    on_text(result.text)
-            result.attempts = attempt
-            self.usage.tokens_in += result.tokens_in
-            self.usage.tokens_out += result.tokens_out
+            result.attempts = n
             return result
+
+        def count_error(exc: Retryable) -> None:
+            self.usage.errors[exc.cause] = self.usage.errors.get(exc.cause, 0) + 1
+
+        def notice(note: RetryNotice) -> None:
+            self.usage.retries += 1
+            if on_retry is not None:
+                on_retry(note)
+
+        result = await retry_call(
+            attempt,
+            self.retry,
+            what=f"POST {self._path_prefix}{self._chat_path(stream)}",
+            rng=self._rng,
+            on_retry=notice,
+            on_error=count_error,
+            fallback=lambda exc: self._fallback(request, exc),
+        )
+        if not stream:
+            if on_logprobs is not None and result.logprobs:
+                on_logprobs(result.logprobs)
+            if on_text is not None and result.text:
+                on_text(result.text)
+        self.usage.tokens_in += result.tokens_in
+        self.usage.tokens_out += result.tokens_out
+        return result
 
     # -- hooks -----------------------------------------------------------------------------
 
     def _key_headers(self, key: str) -> dict[str, str]:
         """The headers that carry the API key (a bearer token here)."""
         return {"Authorization": f"Bearer {key}"}
+
+    def _chat_path(self, stream: bool) -> str:
+        """The chat endpoint's path under the base URL (the log names it, without a query)."""
+        raise NotImplementedError
 
     async def _attempt(
         self,
@@ -257,7 +250,8 @@ class HTTPProvider:
         message = self._error_message(body)
         detail = f"HTTP {status}: {message[:200]}" if message else f"HTTP {status}"
         if status in self.retryable_status:
-            raise Retryable(
+            raise Retryable.from_status(
+                status,
                 detail,
                 self._retry_after(response, body),
                 rate_limited=status in self.rate_limit_status,
@@ -271,7 +265,7 @@ class HTTPProvider:
         try:
             response = await self._client.post(path, json=body)
         except TRANSIENT as exc:
-            raise Retryable(type(exc).__name__) from None
+            raise Retryable.from_transport(exc) from None
         self._check_status(response)
         try:
             return response.json()

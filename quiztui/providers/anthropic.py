@@ -101,6 +101,9 @@ class AnthropicProvider(HTTPProvider):
     def _key_headers(self, key: str) -> dict[str, str]:
         return {"x-api-key": key}
 
+    def _chat_path(self, stream: bool) -> str:
+        return MESSAGES_PATH
+
     def _body(self, request: ChatRequest, stream: bool) -> dict[str, Any]:
         system = "\n\n".join(c for r, c in request.messages if r == "system" and c)
         turns = [

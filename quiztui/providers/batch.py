@@ -6,25 +6,48 @@ keyed by ``custom_id``. It knows nothing of runs, stores or events —
 :mod:`quiztui.pipeline.batch` turns it into a :class:`~quiztui.providers.base.Provider`.
 :class:`HTTPBatchBackend` is the constructor and client both backends share.
 
-:class:`BatchHTTP` is the one JSON-over-HTTP client both use: the API key from the environment in
-a header, retries with backoff on 408/429/5xx and dropped connections (honouring
-``Retry-After``), and a :class:`RequestFailed` carrying the status for anything else.
+:class:`BatchHTTP` is the JSON-over-HTTP client both use: the API key from the environment in
+a header, the providers' one retry loop (:func:`quiztui.providers.retry.retry_call`: backoff on
+408/429/5xx and dropped connections, honouring ``Retry-After`` and the backend's own rate-limit
+hints), and a :class:`RequestFailed` carrying the status for anything else.
+
+Creating a batch is not idempotent: sent twice it makes two batches, both paid for. A create whose
+reply was lost after it went out (a read timeout, a dropped connection, a 5xx from a gateway) is
+therefore not sent again blindly: the backend's ``recover`` lists the newest batches and takes the
+one that request made, if there is one (:func:`submission_marker` tags it; the time it was created
+narrows the search), and only otherwise creates again.
 """
 
 from __future__ import annotations
 
-import asyncio
+import hashlib
+import logging
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import httpx
 
 from quiztui.core.provider_batch import BatchItemResult, BatchPoll
 from quiztui.providers.base import ChatRequest, RequestFailed
-from quiztui.providers.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
+from quiztui.providers.retry import (
+    RETRYABLE_STATUS,
+    TRANSIENT,
+    Retryable,
+    RetryPolicy,
+    parse_retry_after,
+    retry_call,
+)
 
-_TRANSIENT = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+log = logging.getLogger(__name__)
+
+# How far before the first attempt a found batch may have been created (clock skew between this
+# machine and the provider) and still count as the one the lost request made.
+CLOCK_SLACK = 300.0
+# Pages of a list endpoint searched for a batch (or file) a lost request may have created.
+MAX_LOOKUP_PAGES = 10
+
+Recover = Callable[[Retryable], Awaitable[dict[str, Any] | None]]
 
 
 class BatchBackend(Protocol):
@@ -51,6 +74,16 @@ class BatchBackend(Protocol):
     async def aclose(self) -> None: ...
 
 
+def submission_marker(custom_ids: Sequence[str]) -> str:
+    """A tag for one submission, the same for the same requests in any process.
+
+    The custom ids are content-addressed (:mod:`quiztui.core.provider_batch`), so this names
+    exactly these requests; it goes into the batch's metadata and the uploaded file's name.
+    """
+    digest = hashlib.sha256("\n".join(custom_ids).encode("utf-8")).hexdigest()
+    return f"quiztui-{digest[:32]}"
+
+
 def error_message(response: httpx.Response) -> str:
     """``HTTP <status>: <the API's error message>`` (both APIs put it at ``error.message``)."""
     try:
@@ -64,7 +97,12 @@ def error_message(response: httpx.Response) -> str:
 
 
 class BatchHTTP:
-    """A JSON client for batch endpoints, with retries; the key goes in a header and nowhere else."""
+    """A JSON client for batch endpoints, with retries; the key goes in a header and nowhere else.
+
+    ``retryable_status`` and ``rate_limit_status`` say which error statuses are retried and which
+    of those mean "slow down"; ``retry_hint`` reads the server's wait from an error reply (the
+    ``Retry-After`` header when not given).
+    """
 
     def __init__(
         self,
@@ -74,8 +112,14 @@ class BatchHTTP:
         timeout: float = 120.0,
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        retryable_status: frozenset[int] = RETRYABLE_STATUS,
+        rate_limit_status: frozenset[int] = frozenset({429}),
+        retry_hint: Callable[[httpx.Response], float | None] | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
+        self.retryable_status = retryable_status
+        self.rate_limit_status = rate_limit_status
+        self._retry_hint = retry_hint or (lambda r: parse_retry_after(r.headers.get("retry-after")))
         self._rng = random.Random()
         self._client = httpx.AsyncClient(
             base_url=base_url.rstrip("/"),
@@ -84,36 +128,74 @@ class BatchHTTP:
             transport=transport,
         )
 
+    def _where(self, method: str, url: str) -> str:
+        """``METHOD /path`` for messages and the log: the path only (no host, no query)."""
+        target = httpx.URL(url)
+        if target.is_absolute_url:
+            return f"{method} {target.path}"
+        return f"{method} {self._client.base_url.path.rstrip('/')}/{target.path.lstrip('/')}"
+
+    async def _send(self, method: str, url: str, where: str, **kwargs: Any) -> httpx.Response:
+        """One attempt: the response, or :class:`Retryable` / :class:`RequestFailed`."""
+        try:
+            response = await self._client.request(method, url, **kwargs)
+        except TRANSIENT as exc:
+            raise Retryable.from_transport(exc, f" on {where}") from None
+        status = response.status_code
+        if status < 400:
+            return response
+        error = f"{error_message(response)} on {where}"
+        if status not in self.retryable_status:
+            raise RequestFailed(error, status=status, retryable=False)
+        raise Retryable.from_status(
+            status, error, self._retry_hint(response), rate_limited=status in self.rate_limit_status
+        )
+
     async def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         """Send one request, retrying what a retry can fix; raises :class:`RequestFailed`."""
-        attempt = 0
-        while True:
-            attempt += 1
-            retry_after: float | None = None
-            try:
-                response = await self._client.request(method, url, **kwargs)
-            except _TRANSIENT as exc:
-                error = f"{type(exc).__name__} on {method} {url}"
-            else:
-                if response.status_code < 400:
-                    return response
-                error = f"{error_message(response)} on {method} {url}"
-                if response.status_code not in RETRYABLE_STATUS:
-                    raise RequestFailed(error, status=response.status_code, retryable=False)
-                retry_after = parse_retry_after(response.headers.get("retry-after"))
-            if attempt > self.retry.max_retries:
-                raise RequestFailed(f"{error} (gave up after {attempt} attempts)")
-            await asyncio.sleep(self.retry.delay(attempt, retry_after, self._rng))
+        where = self._where(method, url)
+        return await retry_call(
+            lambda _: self._send(method, url, where, **kwargs),
+            self.retry,
+            what=where,
+            rng=self._rng,
+        )
 
-    async def json(self, method: str, url: str, **kwargs: Any) -> dict[str, Any]:
-        response = await self.request(method, url, **kwargs)
-        try:
-            data = response.json()
-        except ValueError:
-            data = None
-        if not isinstance(data, dict):
-            raise RequestFailed(f"malformed reply to {method} {url}: not a JSON object")
-        return data
+    async def json(
+        self, method: str, url: str, *, recover: Recover | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """The JSON object a request answers. ``recover`` (for requests that create something)
+        is asked, before a retry of an attempt that may have taken effect, for the object that
+        attempt made; when it finds one, that is the answer and nothing is sent again."""
+        where = self._where(method, url)
+
+        async def attempt(_: int) -> dict[str, Any]:
+            response = await self._send(method, url, where, **kwargs)
+            try:
+                data = response.json()
+            except ValueError:
+                data = None
+            if not isinstance(data, dict):
+                raise RequestFailed(f"malformed reply to {where}: not a JSON object")
+            return data
+
+        return await retry_call(attempt, self.retry, what=where, rng=self._rng, recover=recover)
+
+    async def pages(
+        self, url: str, params: dict[str, Any], cursor: str
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """The ``data`` of each page of a list endpoint, newest first, at most
+        :data:`MAX_LOOKUP_PAGES`; ``cursor`` is the parameter taking the previous page's
+        ``last_id``. The caller stops when the items get older than it cares for."""
+        query = dict(params)
+        for _ in range(MAX_LOOKUP_PAGES):
+            page = await self.json("GET", url, params=query)
+            items = [item for item in page.get("data") or [] if isinstance(item, dict)]
+            yield items
+            last = page.get("last_id") or (items[-1].get("id") if items else None)
+            if not page.get("has_more") or not items or not isinstance(last, str):
+                return
+            query[cursor] = last
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -123,10 +205,13 @@ class HTTPBatchBackend:
     """Base of the batch backends: the base URL, the model and a :class:`BatchHTTP` client.
 
     A subclass sets ``api``, implements the :class:`BatchBackend` methods on ``self._http`` and
-    may change :meth:`_headers` (the key as a bearer token here).
+    may change :meth:`_headers` (the key as a bearer token here), the statuses it retries and
+    :meth:`_retry_hint`, as the online provider of the same API does.
     """
 
     api: str
+    retryable_status: frozenset[int] = RETRYABLE_STATUS
+    rate_limit_status: frozenset[int] = frozenset({429})
 
     def __init__(
         self,
@@ -141,12 +226,32 @@ class HTTPBatchBackend:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self._http = BatchHTTP(
-            self.base_url, self._headers(api_key), timeout=timeout, retry=retry, transport=transport
+            self.base_url,
+            self._headers(api_key),
+            timeout=timeout,
+            retry=retry,
+            transport=transport,
+            retryable_status=self.retryable_status,
+            rate_limit_status=self.rate_limit_status,
+            retry_hint=self._retry_hint,
         )
+        # Batches this backend created or found: never taken for another submission's.
+        self._claimed: set[str] = set()
 
     def _headers(self, api_key: str | None) -> dict[str, str]:
         """The headers every request carries: the key, when there is one."""
         return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+    def _retry_hint(self, response: httpx.Response) -> float | None:
+        """Seconds an error reply asks to wait (its ``Retry-After`` header here)."""
+        return parse_retry_after(response.headers.get("retry-after"))
+
+    def _claim(self, batch: dict[str, Any], how: str, requests: int) -> dict[str, Any]:
+        """Remember a batch as this backend's and log how it came to be."""
+        batch_id = str(batch.get("id") or "")
+        self._claimed.add(batch_id)
+        log.info("%s batch %s %s (%d requests)", self.api, batch_id, how, requests)
+        return batch
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -185,6 +290,7 @@ __all__ = [
     "BatchBackend",
     "BatchHTTP",
     "HTTPBatchBackend",
+    "submission_marker",
     "as_dict",
     "as_int",
     "error_message",

@@ -6,19 +6,36 @@ with ``input_file_id``, ``endpoint`` and ``completion_window: "24h"``; ``GET /ba
 until ``status`` is terminal (completed, failed, expired, cancelled); then
 ``GET /files/{id}/content`` of ``output_file_id`` (lines with ``response.body`` a chat
 completion) and ``error_file_id`` (lines with ``error`` or a non-200 ``response``).
+
+A lost reply to a create is looked up before anything is sent again (see
+:mod:`quiztui.providers.batch`): the uploaded file is named after the submission's marker and found
+in ``GET /files?purpose=batch&order=desc``; the batch carries the marker in its ``metadata`` and is
+found in ``GET /batches`` (newest first).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from quiztui.core.provider_batch import BatchItemResult, BatchPoll
 from quiztui.providers.base import ChatRequest, RequestFailed
-from quiztui.providers.batch import HTTPBatchBackend, as_dict, as_int, jsonl_objects
+from quiztui.providers.batch import (
+    CLOCK_SLACK,
+    HTTPBatchBackend,
+    as_dict,
+    as_int,
+    jsonl_objects,
+    submission_marker,
+)
+
+log = logging.getLogger(__name__)
 
 ENDPOINT = "/v1/chat/completions"
+METADATA_KEY = "quiztui_submission"  # the batch metadata entry holding the submission marker
 _ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 
 
@@ -36,16 +53,20 @@ class OpenAIBatchBackend(HTTPBatchBackend):
         return body
 
     async def submit(self, items: Sequence[tuple[str, dict[str, Any]]]) -> BatchPoll:
+        marker = submission_marker([cid for cid, _ in items])
         lines = [
             json.dumps({"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": body})
             for cid, body in items
         ]
         data = ("\n".join(lines) + "\n").encode("utf-8")
+        filename = f"{marker}.jsonl"
+        since = time.time() - CLOCK_SLACK
         uploaded = await self._http.json(
             "POST",
             "/files",
             data={"purpose": "batch"},
-            files={"file": ("quiztui-batch.jsonl", data, "application/jsonl")},
+            files={"file": (filename, data, "application/jsonl")},
+            recover=lambda _: self._find_file(filename, len(data), since),
         )
         file_id = uploaded.get("id")
         if not isinstance(file_id, str):
@@ -53,9 +74,48 @@ class OpenAIBatchBackend(HTTPBatchBackend):
         created = await self._http.json(
             "POST",
             "/batches",
-            json={"input_file_id": file_id, "endpoint": ENDPOINT, "completion_window": "24h"},
+            json={
+                "input_file_id": file_id,
+                "endpoint": ENDPOINT,
+                "completion_window": "24h",
+                "metadata": {METADATA_KEY: marker},
+            },
+            recover=lambda _: self._find_batch(marker, since, len(items)),
         )
+        if created.get("id") not in self._claimed:
+            self._claim(created, "created", len(items))
         return _parse_batch(created)
+
+    async def _find_file(self, filename: str, size: int, since: float) -> dict[str, Any] | None:
+        """The file a lost upload reply stood for: this name and size, uploaded since ``since``."""
+        log.info("openai: the reply to POST /files was lost; looking for the upload")
+        params = {"purpose": "batch", "order": "desc", "limit": 100}
+        async for page in self._http.pages("/files", params, "after"):
+            for item in page:
+                fresh = as_int(item.get("created_at")) >= since
+                if fresh and item.get("filename") == filename and as_int(item.get("bytes")) == size:
+                    if item.get("id") not in self._claimed:
+                        self._claimed.add(str(item.get("id")))
+                        log.info("openai: file %s was uploaded; not uploading again", item["id"])
+                        return item
+            if not page or as_int(page[-1].get("created_at")) < since:
+                break
+        log.info("openai: no such upload found; uploading again")
+        return None
+
+    async def _find_batch(self, marker: str, since: float, count: int) -> dict[str, Any] | None:
+        """The batch a lost create reply stood for: the one carrying ``marker`` in its metadata."""
+        log.info("openai: the reply to POST /batches was lost; looking for the batch first")
+        async for page in self._http.pages("/batches", {"limit": 100}, "after"):
+            for item in page:
+                fresh = as_int(item.get("created_at")) >= since
+                ours = as_dict(item.get("metadata")).get(METADATA_KEY) == marker
+                if fresh and ours and item.get("id") not in self._claimed:
+                    return self._claim(item, "found: created by the lost request, not again", count)
+            if not page or as_int(page[-1].get("created_at")) < since:
+                break
+        log.info("openai: no batch of this submission found; creating it")
+        return None
 
     async def poll(self, batch_id: str) -> BatchPoll:
         return _parse_batch(await self._http.json("GET", f"/batches/{batch_id}"))

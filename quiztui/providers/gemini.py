@@ -94,6 +94,9 @@ class GeminiProvider(HTTPProvider):
     def _key_headers(self, key: str) -> dict[str, str]:
         return {"x-goog-api-key": key}
 
+    def _chat_path(self, stream: bool) -> str:
+        return f"{self._path}:{'streamGenerateContent' if stream else 'generateContent'}"
+
     def _body(self, request: ChatRequest) -> dict[str, Any]:
         system = "\n\n".join(c for r, c in request.messages if r == "system" and c)
         contents = [
@@ -129,7 +132,7 @@ class GeminiProvider(HTTPProvider):
         if stream:
             assert on_text is not None
             return await self._stream_once(request, on_text)
-        data = await self._post_json(f"{self._path}:generateContent", self._body(request))
+        data = await self._post_json(self._chat_path(False), self._body(request))
         if not isinstance(data, dict):
             raise Retryable("malformed response body")
         result = ChatResult()
@@ -143,10 +146,9 @@ class GeminiProvider(HTTPProvider):
     async def _stream_once(self, request: ChatRequest, on_text: OnText) -> ChatResult:
         result = ChatResult()
         parts: list[str] = []
-        path = f"{self._path}:streamGenerateContent"
         try:
             async with self._client.stream(
-                "POST", path, params={"alt": "sse"}, json=self._body(request)
+                "POST", self._chat_path(True), params={"alt": "sse"}, json=self._body(request)
             ) as response:
                 if response.status_code >= 400:
                     await response.aread()

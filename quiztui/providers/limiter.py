@@ -14,17 +14,22 @@ from 16 to 1 in one go.
 The clock is injectable (``clock=``) so tests move time by hand instead of sleeping. The increase is
 checked when a slot is taken or given back: with no traffic nothing needs a higher limit, and one
 step per check keeps a long idle spell from jumping straight back to the full limit.
+
+Every change of the limit is logged (``quiztui.providers.limiter``): old and new limit and why.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from quiztui.providers.base import Usage
+
+log = logging.getLogger(__name__)
 
 
 class Slot:
@@ -81,9 +86,10 @@ class AdaptiveLimiter:
         if not self.adaptive or (slot is not None and slot.epoch != self.cuts):
             return False
         self.cuts += 1
-        self.limit = max(1, int(self.limit * self.decrease))
+        old, self.limit = self.limit, max(1, int(self.limit * self.decrease))
         self._last_change = self._clock()
         self._sync()
+        log.info("concurrency limit %d -> %d: the server said too many requests", old, self.limit)
         return True
 
     def _creep(self) -> None:
@@ -96,6 +102,12 @@ class AdaptiveLimiter:
             self._last_change = now
             self._wake()
             self._sync()
+            log.info(
+                "concurrency limit %d -> %d: no rate limit for %.0f s",
+                self.limit - 1,
+                self.limit,
+                self.quiet_seconds,
+            )
 
     # -- slots -----------------------------------------------------------------------------
 

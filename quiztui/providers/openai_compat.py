@@ -29,6 +29,10 @@ from quiztui.providers.base import (
     StreamInterrupted,
 )
 
+CHAT_PATH = "/chat/completions"  # under the base URL, which ends in /v1 for most servers
+# Error codes and types that mean "slow down" (OpenAI's, and Anthropic's in its compatible API).
+_RATE_LIMIT_CODES = frozenset({"rate_limit_exceeded", "rate_limit_error", "requests", "tokens"})
+
 
 class _TokenTexts:
     """Token texts that concatenate to the reply text.
@@ -93,6 +97,9 @@ class OpenAICompatProvider(HTTPProvider):
         self.logprobs = logprobs
         self.logprobs_rejected = False  # set when the server refused them under "auto"
 
+    def _chat_path(self, stream: bool) -> str:
+        return CHAT_PATH
+
     def _body(self, request: ChatRequest, stream: bool, logprobs: bool) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
@@ -140,7 +147,7 @@ class OpenAICompatProvider(HTTPProvider):
         return f"{exc}; continuing without logprobs"
 
     async def _once(self, request: ChatRequest, logprobs: bool) -> ChatResult:
-        data = await self._post_json("/chat/completions", self._body(request, False, logprobs))
+        data = await self._post_json(CHAT_PATH, self._body(request, False, logprobs))
         try:
             choice = data["choices"][0]
             text = choice["message"].get("content") or ""
@@ -172,7 +179,7 @@ class OpenAICompatProvider(HTTPProvider):
         done = False
         body = self._body(request, True, logprobs)
         try:
-            async with self._client.stream("POST", "/chat/completions", json=body) as response:
+            async with self._client.stream("POST", CHAT_PATH, json=body) as response:
                 if response.status_code >= 400:
                     await response.aread()
                     self._check_status(response)
@@ -187,7 +194,7 @@ class OpenAICompatProvider(HTTPProvider):
                     if not isinstance(chunk, dict):
                         continue
                     if chunk.get("error"):
-                        raise Retryable(f"stream error: {str(chunk['error'])[:200]}")
+                        raise self._stream_error(chunk["error"], parts)
                     usage = chunk.get("usage")
                     if usage:
                         result.tokens_in = int(usage.get("prompt_tokens") or 0)
@@ -218,6 +225,21 @@ class OpenAICompatProvider(HTTPProvider):
                 raise StreamInterrupted("stream ended without [DONE]", result.text)
             raise Retryable("empty stream")
         return result
+
+    def _stream_error(self, error: Any, parts: list[str]) -> Exception:
+        """The exception for an ``error`` object inside the stream (``data: {"error": {...}}``).
+
+        OpenAI, vLLM and llama.cpp's server send one when generation fails midway. As with
+        Anthropic's ``error`` event, text that already went to ``on_text`` is kept as a cut stream
+        (:class:`StreamInterrupted`: the caller re-asks what is missing) and is never delivered a
+        second time by a retry; before any text the request is retried.
+        """
+        fields = error if isinstance(error, dict) else {"message": error}
+        code, kind = fields.get("code"), fields.get("type")
+        label = kind if isinstance(kind, str) and kind else code or "error"
+        what = f"stream error {label}: {str(fields.get('message'))[:200]}"
+        busy = str(code) == "429" or not _RATE_LIMIT_CODES.isdisjoint({str(code), str(kind)})
+        return self._broken(what, parts, rate_limited=busy)
 
 
 def _text_or_none(value: object) -> str | None:

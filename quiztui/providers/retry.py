@@ -1,12 +1,45 @@
-"""Retry policy: exponential backoff with full jitter, honouring Retry-After."""
+"""The one retry loop of every HTTP call the providers make (chat requests and batch endpoints).
+
+:func:`retry_call` runs an attempt until it succeeds, raises :class:`RequestFailed` (what retrying
+cannot fix) or has failed :attr:`RetryPolicy.max_retries` + 1 times. An attempt raises
+:class:`Retryable` for what another attempt may fix; the wait before the next one is the server's
+hint (``Retry-After``, a rate-limit reset time, Gemini's ``RetryInfo``), capped, or else
+exponential backoff with jitter. Every retry is logged (``quiztui.providers.retry``) with the
+request's method and path, the status or error class and the delay — never a header, a query
+string or the server's message, which may quote what was sent.
+
+A request that creates something (a provider batch, an uploaded file) must not be sent again
+blindly when it may already have taken effect — a read timeout or a dropped connection after the
+request went out. ``recover`` looks the object up first; only when it finds nothing does the loop
+try again.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
+from typing import TypeVar
+
+import httpx
+
+from quiztui.providers.base import RequestFailed, RetryNotice
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+# Refusals that say the server turned the request away before acting on it (timeout waiting for
+# it, too early, too many, unavailable, Anthropic's overloaded): a create may be sent again as is.
+NOT_ACTED_ON = frozenset({408, 425, 429, 503, 529})
+# Transport errors that can be retried; the first three mean no byte of the request reached the
+# server.
+NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+TRANSIENT = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +61,112 @@ class RetryPolicy:
         return raw * (1.0 - self.jitter) + raw * self.jitter * r
 
 
+class Retryable(Exception):
+    """A failure that another attempt may fix; ``retry_after`` is the server's hint in seconds.
+
+    ``rate_limited`` marks the server saying "too many" (429, 529, RESOURCE_EXHAUSTED): the
+    limiter cuts the concurrency limit on those, not on a 500 or a dropped connection.
+    ``sent`` is False only when the request surely had no effect (no connection was made, or the
+    server refused it outright); a create is then sent again without looking it up first.
+    ``cause`` is what the log shows: the status or the error class, never the server's words.
+    """
+
+    def __init__(
+        self,
+        error: str,
+        retry_after: float | None = None,
+        *,
+        rate_limited: bool = False,
+        sent: bool = True,
+        cause: str | None = None,
+    ) -> None:
+        super().__init__(error)
+        self.error = error
+        self.retry_after = retry_after
+        self.rate_limited = rate_limited
+        self.sent = sent
+        self.cause = cause or error.split(":")[0]
+
+    @classmethod
+    def from_status(
+        cls, status: int, error: str, retry_after: float | None, *, rate_limited: bool
+    ) -> Retryable:
+        """A retryable error status: ``error`` is shown to the user, the status is logged."""
+        return cls(
+            error,
+            retry_after,
+            rate_limited=rate_limited,
+            sent=status not in NOT_ACTED_ON,
+            cause=f"HTTP {status}",
+        )
+
+    @classmethod
+    def from_transport(cls, exc: Exception, where: str = "") -> Retryable:
+        """A timeout or a broken connection (``where``: " on POST /path", for the user)."""
+        name = type(exc).__name__
+        return cls(f"{name}{where}", sent=not isinstance(exc, NOT_SENT), cause=name)
+
+
+async def retry_call(
+    attempt: Callable[[int], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    what: str,
+    rng: random.Random | None = None,
+    on_retry: Callable[[RetryNotice], None] | None = None,
+    on_error: Callable[[Retryable], None] | None = None,
+    fallback: Callable[[RequestFailed], str | None] | None = None,
+    recover: Callable[[Retryable], Awaitable[T | None]] | None = None,
+) -> T:
+    """``await attempt(n)`` for n = 1, 2, … until it returns; see the module docstring.
+
+    ``what`` names the request in the log ("POST /v1/batches": a method and a path, no query).
+    ``on_retry`` hears of every retry before its wait, ``on_error`` of every :class:`Retryable`
+    (the last one too). ``fallback`` may turn a :class:`RequestFailed` into a retry at once with
+    changed settings by returning a note (None: give up). ``recover`` runs after the wait when
+    the failed attempt may have taken effect (``Retryable.sent``); what it returns, unless None,
+    is the result and no further attempt is made.
+    """
+    n = 0
+    while True:
+        n += 1
+        try:
+            return await attempt(n)
+        except RequestFailed as exc:
+            note = fallback(exc) if fallback is not None else None
+            cause = f"HTTP {exc.status}" if exc.status else type(exc).__name__
+            if note is None or n > policy.max_retries:
+                log.warning("%s: %s, not retried", what, cause)
+                raise
+            log.info("%s: %s; trying again at once with changed settings", what, cause)
+            if on_retry is not None:
+                on_retry(RetryNotice(n, note, 0.0))
+            continue
+        except Retryable as exc:
+            if on_error is not None:
+                on_error(exc)
+            if n > policy.max_retries:
+                log.warning("%s: %s; gave up after %d attempts", what, exc.cause, n)
+                raise RequestFailed(f"{exc.error} (gave up after {n} attempts)") from None
+            delay = policy.delay(n, exc.retry_after, rng)
+            log.info(
+                "%s: %s; retry %d of %d in %.2f s%s",
+                what,
+                exc.cause,
+                n,
+                policy.max_retries,
+                delay,
+                " (server's hint)" if exc.retry_after is not None else "",
+            )
+            if on_retry is not None:
+                on_retry(RetryNotice(n, exc.error, delay))
+            await asyncio.sleep(delay)
+            if recover is not None and exc.sent:
+                found = await recover(exc)
+                if found is not None:
+                    return found
+
+
 def parse_retry_after(value: str | None) -> float | None:
     """Seconds from a Retry-After (or retry-after-ms style) header value: delta-seconds or HTTP date."""
     if not value:
@@ -44,3 +183,14 @@ def parse_retry_after(value: str | None) -> float | None:
         return max((when - dt.datetime.now(when.tzinfo)).total_seconds(), 0.0)
     except (TypeError, ValueError):
         return None
+
+
+__all__ = [
+    "NOT_ACTED_ON",
+    "RETRYABLE_STATUS",
+    "TRANSIENT",
+    "RetryPolicy",
+    "Retryable",
+    "parse_retry_after",
+    "retry_call",
+]

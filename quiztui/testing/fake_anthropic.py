@@ -76,16 +76,13 @@ class FakeAnthropic(NativeFake):
             ("POST", re.compile(re.escape(MESSAGES_PATH)), self._messages),
             ("GET", re.compile(r"/v1/models(?:/(?P<model>[^/]+))?"), self._list_models),
             ("POST", re.compile(r"/v1/messages/batches"), self._message_batches),
+            ("GET", re.compile(r"/v1/messages/batches"), self._message_batches),
             ("GET", re.compile(r"/v1/messages/batches/[^/]+(?:/results)?"), self._message_batches),
         ]
 
     async def _message_batches(self, req: Routed) -> bool:
         """Message Batches: state and shapes live in testing/fake_batches.py (``self.batches``)."""
-        path = req.base["path"].rstrip("/")
-        status, data, content_type = self.batches.handle(req.base["method"], path, req.body)
-        self._record(**req.base, status=status)
-        self._send(req.writer, status, data, req.keep_alive, {"Content-Type": content_type})
-        return req.keep_alive
+        return await self._batch_route(req.base, req.body, req.writer, req.keep_alive)
 
     # -- errors ----------------------------------------------------------------------------
 

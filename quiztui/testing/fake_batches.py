@@ -4,16 +4,25 @@ Enough of both wire formats to test the whole batch flow over real HTTP. Each ba
 the server's own chat oracle (``FakeOpenAI._content``), so a batch run gets exactly the verdicts an
 online run gets. Status moves on with every poll, so polling is exercised: OpenAI
 ``validating`` → ``in_progress`` (``polls`` times) → ``completed``; Anthropic ``in_progress``
-(``polls`` times) → ``ended``.
+(``polls`` times) → ``ended``. Shapes of lines, pages and errors: :mod:`._batch_wire`.
 
-OpenAI: ``POST /v1/files`` (multipart, ``purpose=batch``), ``POST /v1/batches``,
-``GET /v1/batches/{id}``, ``GET /v1/files/{id}/content``. Anthropic: ``POST /v1/messages/batches``,
+OpenAI: ``POST /v1/files`` (multipart, ``purpose=batch``), ``GET /v1/files`` (``purpose``,
+``order``, ``limit``, ``after``), ``POST /v1/batches`` (with optional ``metadata``),
+``GET /v1/batches`` (newest first; ``limit``, ``after``), ``GET /v1/batches/{id}``,
+``GET /v1/files/{id}/content``. Anthropic: ``POST /v1/messages/batches``,
+``GET /v1/messages/batches`` (newest first; ``limit``, ``after_id``),
 ``GET /v1/messages/batches/{id}``, ``GET /v1/messages/batches/{id}/results``.
 
 ``fail`` (an attribute: ``server.batches.fail = lambda custom_id, prompt: ...``) makes chosen
 requests fail: it returns None for a request that succeeds, ``"expired"`` for one the batch never
 got to, or any other text as the error message of a failed request (OpenAI: a 400 line in the error
-file; Anthropic: an ``errored`` result). ``creates`` and ``uploads`` count what was submitted.
+file; Anthropic: an ``errored`` result). ``creates`` and ``uploads`` count what was made.
+
+:meth:`FakeBatches.lose` makes the reply to the next create (``"create"``: either API's
+``POST …/batches``) or upload (``"upload"``) go missing: ``"timeout"`` does the work and then
+answers nothing until :attr:`FakeBatches.hold_seconds` pass (the client's read timeout fires
+first), ``"drop"`` does the work and closes the connection, ``"500"`` answers 500 without doing
+anything (the client cannot tell which happened).
 """
 
 from __future__ import annotations
@@ -23,23 +32,45 @@ import json
 import re
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import parse_qsl
 
 from quiztui.core.assertions import parse_rendered_batch
+from quiztui.testing._batch_wire import (
+    EXPIRED,
+    JSON,
+    JSONL,
+    anthropic_error,
+    anthropic_line,
+    approx_tokens,
+    content_text,
+    dump,
+    json_object,
+    list_page,
+    multipart,
+    openai_error,
+    openai_line,
+    valid_metadata,
+)
 
 if TYPE_CHECKING:
     from quiztui.testing.fake_openai import FakeOpenAI
 
 OPENAI_ENDPOINT = "/v1/chat/completions"
-EXPIRED = "expired"
-_JSONL = "application/jsonl"
-_JSON = "application/json"
-_EXPIRED_MESSAGE = "This request could not be executed before the completion window expired."
+LOSSES = ("timeout", "drop", "500")
+_ROUTES = ("create", "upload")
 
-Response = tuple[int, bytes, str]  # status, body, content type
+
+class BatchReply(NamedTuple):
+    """What a batch endpoint answers; ``lost`` says how the reply goes missing, if it does."""
+
+    status: int
+    body: bytes
+    content_type: str
+    lost: str | None = None
 
 
 @dataclass
@@ -53,17 +84,31 @@ class _Batch:
     input_file_id: str | None = None
     output_file_id: str | None = None
     error_file_id: str | None = None
+    metadata: dict[str, str] | None = None
     errors: list[str] = field(default_factory=list)
     results: dict[str, dict[str, Any]] = field(default_factory=dict)  # custom_id → result line
     counts: Counter[str] = field(default_factory=Counter)
 
 
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
+@dataclass(frozen=True, slots=True)
+class _File:
+    id: str
+    data: bytes
+    filename: str
+    purpose: str
+    created_at: float
+
+    def object(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": "file",
+            "bytes": len(self.data),
+            "created_at": int(self.created_at),
+            "filename": self.filename,
+            "purpose": self.purpose,
+            "status": "processed",
+            "expires_at": None,
+        }
 
 
 class FakeBatches:
@@ -75,8 +120,10 @@ class FakeBatches:
         self.fail: Callable[[str, str], str | None] | None = None
         self.creates: Counter[str] = Counter()  # api → batches created
         self.uploads = 0
-        self._files: dict[str, bytes] = {}
-        self._batches: dict[str, _Batch] = {}
+        self.hold_seconds = 60.0  # how long a "timeout" loss keeps the client waiting
+        self._losses: dict[str, deque[str]] = {route: deque() for route in _ROUTES}
+        self._files: dict[str, _File] = {}
+        self._batches: dict[str, _Batch] = {}  # in creation order
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -85,56 +132,100 @@ class FakeBatches:
         """An OpenAI Batch API path (``/v1/files…``, ``/v1/batches…``)."""
         return path.startswith(("/v1/files", "/v1/batches"))
 
-    def handle(self, method: str, path: str, body: bytes) -> Response:
-        """Answer one batch-API request of either API (runs on the server's thread)."""
+    def lose(self, route: str, how: str = "timeout", times: int = 1) -> None:
+        """Lose the reply to the next ``times`` requests of ``route`` (see the module docstring)."""
+        if route not in _ROUTES or how not in LOSSES:
+            raise ValueError(f"lose({route!r}, {how!r}): routes {_ROUTES}, ways {LOSSES}")
         with self._lock:
-            if path.startswith("/v1/messages/batches"):
-                return self._anthropic(method, path, body)
-            return self._openai(method, path, body)
+            self._losses[route].extend([how] * times)
+
+    def batches(self, api: str) -> list[str]:
+        """The ids of every batch created through ``api``, oldest first."""
+        with self._lock:
+            return [b.id for b in self._batches.values() if b.api == api]
+
+    def handle(self, method: str, path: str, query: str, body: bytes) -> BatchReply:
+        """Answer one batch-API request of either API (runs on the server's thread)."""
+        params = dict(parse_qsl(query))
+        with self._lock:
+            anthropic = path.startswith("/v1/messages/batches")
+            creating = method == "POST" and path in ("/v1/batches", "/v1/messages/batches")
+            route = (
+                "create"
+                if creating
+                else "upload"
+                if (method, path) == ("POST", "/v1/files")
+                else ""
+            )
+            lost = self._losses[route].popleft() if route and self._losses[route] else None
+            if lost == "500":
+                if anthropic:
+                    return BatchReply(*anthropic_error(500, "api_error", "Internal server error"))
+                return BatchReply(*openai_error(500, "The server had an error. Sorry about that!"))
+            if anthropic:
+                reply = self._anthropic(method, path, params, body)
+            else:
+                reply = self._openai(method, path, params, body)
+            return BatchReply(*reply, lost=lost if reply[0] < 400 else None)
 
     # -- OpenAI ----------------------------------------------------------------------------
 
-    def _openai(self, method: str, path: str, body: bytes) -> Response:
+    def _openai(
+        self, method: str, path: str, query: dict[str, str], body: bytes
+    ) -> tuple[int, bytes, str]:
         parts = path.strip("/").split("/")  # v1 files|batches [id] [content]
-        if parts[1] == "files" and method == "POST" and len(parts) == 2:
-            return self._upload(body)
+        if parts[1] == "files" and len(parts) == 2:
+            return self._upload(body) if method == "POST" else self._list_files(query)
         if parts[1] == "files" and method == "GET" and len(parts) == 4 and parts[3] == "content":
-            data = self._files.get(parts[2])
-            if data is None:
-                return _openai_error(404, f"No such File object: {parts[2]}")
-            return 200, data, _JSONL
-        if parts[1] == "batches" and method == "POST" and len(parts) == 2:
-            return self._openai_create(body)
+            file = self._files.get(parts[2])
+            if file is None:
+                return openai_error(404, f"No such File object: {parts[2]}")
+            return 200, file.data, JSONL
+        if parts[1] == "batches" and len(parts) == 2:
+            return self._openai_create(body) if method == "POST" else self._openai_list(query)
         if parts[1] == "batches" and method == "GET" and len(parts) == 3:
             batch = self._batches.get(parts[2])
             if batch is None or batch.api != "openai":
-                return _openai_error(404, f"No batch found with id '{parts[2]}'.")
+                return openai_error(404, f"No batch found with id '{parts[2]}'.")
             self._advance(batch)
-            return 200, _dump(self._openai_object(batch)), _JSON
-        return _openai_error(404, f"Invalid URL ({method} {path})")
+            return 200, dump(self._openai_object(batch)), JSON
+        return openai_error(404, f"Invalid URL ({method} {path})")
 
-    def _upload(self, body: bytes) -> Response:
-        fields = _multipart(body)
-        if fields.get("purpose") != b"batch" or "file" not in fields:
-            return _openai_error(400, "Uploads need purpose=batch and a file part.")
-        file_id = f"file-fake{next(self._ids):06d}"
-        self._files[file_id] = fields["file"]
+    def _upload(self, body: bytes) -> tuple[int, bytes, str]:
+        fields = multipart(body)
+        if fields.get("purpose", (None, b""))[1] != b"batch" or "file" not in fields:
+            return openai_error(400, "Uploads need purpose=batch and a file part.")
+        filename, data = fields["file"]
+        file = self._new_file(data, filename or "upload.jsonl", "batch")
         self.uploads += 1
-        obj = {"id": file_id, "object": "file", "bytes": len(fields["file"])}
-        obj |= {"created_at": int(time.time()), "filename": "batch.jsonl", "purpose": "batch"}
-        return 200, _dump(obj), _JSON
+        return 200, dump(file.object()), JSON
 
-    def _openai_create(self, body: bytes) -> Response:
-        payload = _json(body)
+    def _new_file(self, data: bytes, filename: str, purpose: str) -> _File:
+        file = _File(f"file-fake{next(self._ids):06d}", data, filename, purpose, time.time())
+        self._files[file.id] = file
+        return file
+
+    def _list_files(self, query: dict[str, str]) -> tuple[int, bytes, str]:
+        files = [f for f in self._files.values() if query.get("purpose") in (None, f.purpose)]
+        if query.get("order", "desc") == "desc":
+            files.reverse()
+        page = list_page([f.object() for f in files], query, "after")
+        return 200, dump({"object": "list", **page}), JSON
+
+    def _openai_create(self, body: bytes) -> tuple[int, bytes, str]:
+        payload = json_object(body)
         file_id = payload.get("input_file_id")
         if payload.get("endpoint") != OPENAI_ENDPOINT or payload.get("completion_window") != "24h":
-            return _openai_error(400, "endpoint must be /v1/chat/completions, window 24h.")
-        if file_id not in self._files:
-            return _openai_error(400, f"Invalid input_file_id: {file_id}")
+            return openai_error(400, "endpoint must be /v1/chat/completions, window 24h.")
+        if not isinstance(file_id, str) or file_id not in self._files:
+            return openai_error(400, f"Invalid input_file_id: {file_id}")
+        if not valid_metadata(payload.get("metadata")):
+            return openai_error(400, "metadata: at most 16 string pairs (keys 64, values 512).")
         batch = _Batch("openai", f"batch_fake{next(self._ids):06d}", time.time(), [])
         batch.input_file_id, batch.status = file_id, "validating"
+        batch.metadata = payload.get("metadata")
         seen: set[str] = set()
-        for n, line in enumerate(self._files[file_id].decode().splitlines(), 1):
+        for n, line in enumerate(self._files[file_id].data.decode().splitlines(), 1):
             try:
                 obj = json.loads(line)
                 cid, chat = obj["custom_id"], obj["body"]
@@ -149,7 +240,12 @@ class FakeBatches:
                 batch.requests.append((cid, chat))
         self._batches[batch.id] = batch
         self.creates["openai"] += 1
-        return 200, _dump(self._openai_object(batch)), _JSON
+        return 200, dump(self._openai_object(batch)), JSON
+
+    def _openai_list(self, query: dict[str, str]) -> tuple[int, bytes, str]:
+        newest = [b for b in reversed(self._batches.values()) if b.api == "openai"]
+        page = list_page([self._openai_object(b) for b in newest], query, "after")
+        return 200, dump({"object": "list", **page}), JSON
 
     def _openai_object(self, batch: _Batch) -> dict[str, Any]:
         total = len(batch.requests)
@@ -173,32 +269,40 @@ class FakeBatches:
                 "completed": batch.counts["succeeded"],
                 "failed": done - batch.counts["succeeded"],
             },
-            "metadata": None,
+            "metadata": batch.metadata,
         }  # fmt: skip
 
     # -- Anthropic -------------------------------------------------------------------------
 
-    def _anthropic(self, method: str, path: str, body: bytes) -> Response:
+    def _anthropic(
+        self, method: str, path: str, query: dict[str, str], body: bytes
+    ) -> tuple[int, bytes, str]:
         parts = path.strip("/").split("/")  # v1 messages batches [id] [results]
         if len(parts) == 3 and method == "POST":
             return self._anthropic_create(body)
+        if len(parts) == 3 and method == "GET":
+            return self._anthropic_list(query)
         batch = self._batches.get(parts[3]) if len(parts) >= 4 else None
         if batch is None or batch.api != "anthropic":
-            return _anthropic_error(404, "not_found_error", f"No batch at {path}")
+            return anthropic_error(404, "not_found_error", f"No batch at {path}")
         if len(parts) == 4 and method == "GET":
             self._advance(batch)
-            return 200, _dump(self._anthropic_object(batch)), _JSON
+            return 200, dump(self._anthropic_object(batch)), JSON
         if len(parts) == 5 and parts[4] == "results" and method == "GET":
             if batch.status != "ended":
-                return _anthropic_error(400, "invalid_request_error", "Batch has not ended.")
+                return anthropic_error(400, "invalid_request_error", "Batch has not ended.")
             lines = [batch.results[cid] for cid, _ in batch.requests]
-            return 200, "".join(json.dumps(x) + "\n" for x in lines).encode(), _JSONL
-        return _anthropic_error(404, "not_found_error", f"Invalid URL ({method} {path})")
+            return 200, "".join(json.dumps(x) + "\n" for x in lines).encode(), JSONL
+        return anthropic_error(404, "not_found_error", f"Invalid URL ({method} {path})")
 
-    def _anthropic_create(self, body: bytes) -> Response:
-        requests = _json(body).get("requests")
+    def _anthropic_create(self, body: bytes) -> tuple[int, bytes, str]:
+        payload = json_object(body)
+        requests = payload.get("requests")
+        if set(payload) - {"requests"}:
+            extra = ", ".join(sorted(set(payload) - {"requests"}))
+            return anthropic_error(400, "invalid_request_error", f"{extra}: Extra inputs")
         if not isinstance(requests, list) or not requests:
-            return _anthropic_error(400, "invalid_request_error", "requests: at least one")
+            return anthropic_error(400, "invalid_request_error", "requests: at least one")
         batch = _Batch("anthropic", f"msgbatch_fake{next(self._ids):06d}", time.time(), [])
         seen: set[str] = set()
         for n, item in enumerate(requests):
@@ -207,16 +311,21 @@ class FakeBatches:
             valid = isinstance(cid, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,64}", cid) is not None
             if not valid or cid in seen or not isinstance(params, dict):
                 message = f"requests.{n}: custom_id must be unique, 1-64 of [A-Za-z0-9_-]"
-                return _anthropic_error(400, "invalid_request_error", message)
+                return anthropic_error(400, "invalid_request_error", message)
             if not isinstance(params.get("max_tokens"), int) or not params.get("messages"):
                 message = f"requests.{n}.params: max_tokens and messages are required"
-                return _anthropic_error(400, "invalid_request_error", message)
+                return anthropic_error(400, "invalid_request_error", message)
             seen.add(cid)  # type: ignore[arg-type]
             batch.requests.append((cid, params))  # type: ignore[arg-type]
         batch.status = "in_progress"
         self._batches[batch.id] = batch
         self.creates["anthropic"] += 1
-        return 200, _dump(self._anthropic_object(batch)), _JSON
+        return 200, dump(self._anthropic_object(batch)), JSON
+
+    def _anthropic_list(self, query: dict[str, str]) -> tuple[int, bytes, str]:
+        newest = [b for b in reversed(self._batches.values()) if b.api == "anthropic"]
+        page = list_page([self._anthropic_object(b) for b in newest], query, "after_id")
+        return 200, dump(page), JSON
 
     def _anthropic_object(self, batch: _Batch) -> dict[str, Any]:
         ended = batch.status == "ended"
@@ -267,126 +376,28 @@ class FakeBatches:
     def _store_lines(self, lines: list[dict[str, Any]]) -> str | None:
         if not lines:
             return None
-        file_id = f"file-fake{next(self._ids):06d}"
-        self._files[file_id] = "".join(json.dumps(x) + "\n" for x in lines).encode()
-        return file_id
+        data = "".join(json.dumps(x) + "\n" for x in lines).encode()
+        return self._new_file(data, "batch_output.jsonl", "batch_output").id
 
     def _answer(self, batch: _Batch, cid: str, body: dict[str, Any]) -> None:
         messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
         users = [m for m in messages if m.get("role") == "user"]
-        prompt = _content_text(users[-1].get("content")) if users else ""
-        contents = [_content_text(m.get("content")) for m in messages]
-        contents.append(_content_text(body.get("system")))
+        prompt = content_text(users[-1].get("content")) if users else ""
+        contents = [content_text(m.get("content")) for m in messages]
+        contents.append(content_text(body.get("system")))
         failure = self.fail(cid, prompt) if self.fail is not None else None
         model = str(body.get("model") or "")
         if failure is None:
             reply, _ = self.server._content(prompt, list(parse_rendered_batch(prompt)), None, 0)
-            usage = (sum(map(_approx_tokens, contents)), _approx_tokens(reply))
+            usage = (sum(map(approx_tokens, contents)), approx_tokens(reply))
             batch.counts["succeeded"] += 1
         else:
             reply, usage = "", (0, 0)
             batch.counts[EXPIRED if failure == EXPIRED else "errored"] += 1
         if batch.api == "anthropic":
-            batch.results[cid] = _anthropic_line(cid, model, reply, usage, failure)
+            batch.results[cid] = anthropic_line(cid, model, reply, usage, failure)
         else:
-            batch.results[cid] = _openai_line(cid, model, reply, usage, failure)
+            batch.results[cid] = openai_line(cid, model, reply, usage, failure)
 
 
-def _openai_line(
-    cid: str, model: str, reply: str, usage: tuple[int, int], failure: str | None
-) -> dict[str, Any]:
-    line: dict[str, Any] = {"id": f"batch_req_{cid}", "custom_id": cid, "error": None}
-    if failure == EXPIRED:
-        line["response"] = None
-        line["error"] = {"code": "batch_expired", "message": _EXPIRED_MESSAGE}
-    elif failure is not None:
-        error = {"message": failure, "type": "invalid_request_error", "param": None, "code": None}
-        line["response"] = {
-            "status_code": 400,
-            "request_id": f"req_{cid}",
-            "body": {"error": error},
-        }
-    else:
-        completion = {
-            "id": f"chatcmpl-{cid}",
-            "object": "chat.completion",
-            "model": model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": reply, "refusal": None},
-                    "logprobs": None,
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {
-                "prompt_tokens": usage[0],
-                "completion_tokens": usage[1],
-                "total_tokens": sum(usage),
-            },
-        }
-        line["response"] = {"status_code": 200, "request_id": f"req_{cid}", "body": completion}
-    return line
-
-
-def _anthropic_line(
-    cid: str, model: str, reply: str, usage: tuple[int, int], failure: str | None
-) -> dict[str, Any]:
-    if failure == EXPIRED:
-        return {"custom_id": cid, "result": {"type": "expired"}}
-    if failure is not None:
-        error = {"type": "error", "error": {"type": "invalid_request_error", "message": failure}}
-        return {"custom_id": cid, "result": {"type": "errored", "error": error}}
-    message = {
-        "id": f"msg_{cid}",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": [{"type": "text", "text": reply}],
-        "stop_reason": "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
-    }
-    return {"custom_id": cid, "result": {"type": "succeeded", "message": message}}
-
-
-def _approx_tokens(text: str) -> int:
-    return -(-len(text) // 4)  # the chat endpoint's approximation: ceil(len / 4)
-
-
-def _multipart(body: bytes) -> dict[str, bytes]:
-    """The named parts of a multipart/form-data body (the boundary is its first line)."""
-    first, _, _ = body.partition(b"\r\n")
-    if not first.startswith(b"--"):
-        return {}
-    out = {}
-    for part in body.split(first)[1:]:
-        head, sep, data = part.partition(b"\r\n\r\n")
-        name = re.search(rb'name="([^"]*)"', head)
-        if sep and name:
-            out[name.group(1).decode()] = data.removesuffix(b"\r\n")
-    return out
-
-
-def _json(body: bytes) -> dict[str, Any]:
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _dump(obj: Any) -> bytes:
-    return json.dumps(obj).encode()
-
-
-def _openai_error(status: int, message: str) -> Response:
-    error = {"message": message, "type": "invalid_request_error", "param": None, "code": None}
-    return status, _dump({"error": error}), _JSON
-
-
-def _anthropic_error(status: int, kind: str, message: str) -> Response:
-    return status, _dump({"type": "error", "error": {"type": kind, "message": message}}), _JSON
-
-
-__all__ = ["EXPIRED", "FakeBatches"]
+__all__ = ["EXPIRED", "LOSSES", "BatchReply", "FakeBatches"]

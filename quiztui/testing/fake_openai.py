@@ -12,7 +12,9 @@ Faults, injected at a seeded random rate or queued with :meth:`FakeOpenAI.inject
 requests only: ``429`` (with ``Retry-After``), ``500``, ``drop`` (close without a response),
 ``cut`` (close halfway through the body), ``malformed`` (garbage lines instead of some verdicts),
 ``missing`` (about a third of the ids left out) and ``refusal`` (no verdicts at all); and, only
-when asked for, ``content_filter`` (an empty reply ending with ``finish_reason`` "content_filter").
+when asked for, ``content_filter`` (an empty reply ending with ``finish_reason`` "content_filter")
+and ``stream_error`` (half the reply, then ``data: {"error": {...}}`` and the end of the stream, as
+OpenAI-compatible servers report a failure midway; a 500 when not streamed).
 
 Robustness prompts are answered by :mod:`quiztui.simulate.robustness`: ``disagreement`` and
 ``refusal_rate`` set how often an answer differs from the truth and how often it is refused.
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FAULT_KINDS",
+    "OPENAI_FAULT_KINDS",
     "REFUSAL_TEXT",
     "FakeOpenAI",
     "RequestRecord",
@@ -72,6 +75,9 @@ __all__ = [
 FAULT_KINDS: tuple[str, ...] = ("429", "500", "drop", "cut", "malformed", "missing", "refusal")
 # Injectable but not drawn by default: an empty reply that ends with finish_reason "content_filter".
 EXTRA_FAULT_KINDS: tuple[str, ...] = ("content_filter",)
+# This server's own, also only when asked for: an error event in the middle of a stream.
+OPENAI_FAULT_KINDS: tuple[str, ...] = FAULT_KINDS + EXTRA_FAULT_KINDS + ("stream_error",)
+SERVER_ERROR_MESSAGE = "The server had an error while processing your request. Sorry about that!"
 REFUSAL_TEXT = "I'm sorry, but I can't help with that."
 CHAT_PATH = "/v1/chat/completions"
 _JSON = "application/json"
@@ -108,6 +114,7 @@ class RequestRecord:
     had_auth: bool
     faulted_ids: tuple[str, ...] = ()  # ids left out ("missing") or garbled ("malformed")
     logprobs: bool = False  # the request asked for token logprobs
+    query: str = ""  # the query string of the request target
 
 
 class _Reply(Exception):
@@ -170,7 +177,7 @@ class FakeOpenAI:
 
     # Hooks for the native-API fakes that subclass this one (testing/fake_anthropic.py, ...):
     # the fault kinds inject() accepts, and the request header that carries the API key.
-    fault_names: tuple[str, ...] = FAULT_KINDS + EXTRA_FAULT_KINDS
+    fault_names: tuple[str, ...] = OPENAI_FAULT_KINDS
     key_header = "authorization"
 
     def __init__(
@@ -388,8 +395,9 @@ class FakeOpenAI:
         had_auth = self.key_header in headers
         key_ok = self._key_ok(headers.get(self.key_header))
         headers.pop(self.key_header, None)  # the value is never kept or logged
-        path = target.split("?", 1)[0]
+        path, _, query = target.partition("?")
         base: dict[str, Any] = {"connection": connection, "method": method, "path": path}
+        base["query"] = query
         base["had_auth"] = had_auth
         return await self._dispatch(base, body, key_ok, writer, keep_alive)
 
@@ -424,10 +432,7 @@ class FakeOpenAI:
                 raise _Reply(401, message, _INVALID, "invalid_api_key")
             path = path.rstrip("/")
             if FakeBatches.openai_path(path):
-                status, data, content_type = self.batches.handle(method, path, body)
-                self._record(**base, status=status)
-                self._send(writer, status, data, keep_alive, {"Content-Type": content_type})
-                return keep_alive
+                return await self._batch_route(base, body, writer, keep_alive)
             if path == CHAT_PATH and method == "POST":
                 return await self._chat(base, body, writer, keep_alive)
             if path.startswith("/v1/models") and method == "GET":
@@ -442,6 +447,24 @@ class FakeOpenAI:
             return keep_alive
         self._record(**base, status=200)
         self._send(writer, 200, json.dumps(payload).encode(), keep_alive)
+        return keep_alive
+
+    async def _batch_route(
+        self, base: dict[str, Any], body: bytes, writer: asyncio.StreamWriter, keep_alive: bool
+    ) -> bool:
+        """A batch-API request of either API (``self.batches``), with a lost reply if queued."""
+        path = base["path"].rstrip("/")
+        reply = self.batches.handle(base["method"], path, base["query"], body)
+        if reply.lost is not None:
+            self._record(**(base | {"fault": f"lost reply ({reply.lost})"}), status=None)
+            if reply.lost == "timeout":
+                await asyncio.sleep(self.batches.hold_seconds)
+            writer.transport.abort()
+            return False
+        self._record(**base, status=reply.status)
+        self._send(
+            writer, reply.status, reply.body, keep_alive, {"Content-Type": reply.content_type}
+        )
         return keep_alive
 
     def _models_payload(self, path: str) -> dict[str, Any]:
@@ -516,9 +539,8 @@ class FakeOpenAI:
             retry = self.retry_after
             retry_after = str(int(retry)) if float(retry).is_integer() else str(retry)
             raise _Reply(429, message, "requests", "rate_limit_exceeded", Retry_After=retry_after)
-        if fault == "500":
-            message = "The server had an error while processing your request. Sorry about that!"
-            raise _Reply(500, message, "server_error")
+        if fault == "500" or (fault == "stream_error" and not stream):
+            raise _Reply(500, SERVER_ERROR_MESSAGE, "server_error")
         if fault == "drop":
             self._record(**base, status=None)
             writer.transport.abort()
@@ -644,6 +666,15 @@ class FakeOpenAI:
                 events.append(event({"content": piece}, None, logprobs))
         if fault == "cut":
             events = events[: 1 + len(pieces) // 2]
+        elif fault == "stream_error":
+            error = {
+                "message": SERVER_ERROR_MESSAGE,
+                "type": "server_error",
+                "param": None,
+                "code": None,
+            }
+            events = events[: 1 + len(pieces) // 2] + [_sse({"error": error})]
+            events.append(b"0\r\n\r\n")  # the body ends (no [DONE]); the connection stays
         else:
             events.append(event({}, finish))
             if include_usage:
