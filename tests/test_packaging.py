@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import tarfile
 import textwrap
 import tomllib
 import zipfile
@@ -131,6 +132,39 @@ def test_every_package_file_is_in_the_wheel(names: set[str]) -> None:
 
 
 _LINKED = ("_data/prompts", "_data/themes", "_data/gold", "_data/demo")
+
+
+def test_the_sdist_builds_the_same_wheel(tmp_path: Path, names: set[str]) -> None:
+    """The sdist carries the sources of the packaged data (not the checkout's links to them),
+    and a wheel built from it holds the same files as one built from the checkout."""
+    out = tmp_path / "sdist"
+    subprocess.run(
+        [sys.executable, "-m", "hatchling", "build", "-t", "sdist", "-d", str(out)],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (sdist,) = out.glob("quiztui-*.tar.gz")
+    with tarfile.open(sdist) as tf:
+        tf.extractall(tmp_path / "src", filter="data")
+        inside = {n.split("/", 1)[1] for n in tf.getnames() if "/" in n}
+    table = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["hatch"]
+    sources = table["build"]["targets"]["wheel"]["hooks"]["custom"]["data"]
+    for source, target in sources.items():
+        assert any(n == source or n.startswith(source + "/") for n in inside), source
+        assert not any(n.startswith(target) for n in inside), target
+    (root,) = (tmp_path / "src").iterdir()
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation"]
+        + ["-w", str(tmp_path / "dist"), str(root)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (rebuilt,) = (tmp_path / "dist").glob("quiztui-*.whl")
+    with zipfile.ZipFile(rebuilt) as zf:
+        assert set(zf.namelist()) == names
 
 
 def test_version_and_dependency_pins(wheel: Path) -> None:
