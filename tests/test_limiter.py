@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
@@ -167,3 +168,25 @@ def test_bad_settings_are_refused() -> None:
         AdaptiveLimiter(0)
     with pytest.raises(ValueError, match="decrease"):
         AdaptiveLimiter(4, decrease=1.0)
+
+
+async def test_every_change_of_the_limit_is_logged_with_old_new_and_why(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="quiztui.providers.limiter")
+    clock = Clock()
+    limiter = AdaptiveLimiter(4, clock=clock, quiet_seconds=30.0)
+    slot = await limiter.acquire()
+    assert limiter.rate_limited(slot)
+    assert not limiter.rate_limited(slot)  # the same epoch again: no change, nothing logged
+    limiter.release()
+    clock.advance(30.0)
+    await limiter.acquire()
+    limiter.release()
+    assert [(r.name, r.getMessage()) for r in caplog.records] == [
+        (
+            "quiztui.providers.limiter",
+            "concurrency limit 4 -> 2: the server said too many requests",
+        ),
+        ("quiztui.providers.limiter", "concurrency limit 2 -> 3: no rate limit for 30 s"),
+    ]

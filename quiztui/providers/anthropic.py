@@ -25,9 +25,9 @@ from typing import Any, Unpack
 
 import httpx
 
-from quiztui.providers._http import TRANSIENT, HTTPOptions, HTTPProvider, Retryable, sse_data
+from quiztui.providers._http import HTTPOptions, HTTPProvider, sse_data
 from quiztui.providers.base import ChatRequest, ChatResult, OnLogprobs, OnText, StreamInterrupted
-from quiztui.providers.retry import RETRYABLE_STATUS
+from quiztui.providers.retry import RETRYABLE_STATUS, TRANSIENT, Retryable
 
 API_VERSION = "2023-06-01"
 DEFAULT_BASE_URL = "https://api.anthropic.com"

@@ -28,7 +28,7 @@ from urllib.parse import quote
 
 import httpx
 
-from quiztui.providers._http import TRANSIENT, HTTPOptions, HTTPProvider, Retryable, sse_data
+from quiztui.providers._http import HTTPOptions, HTTPProvider, sse_data
 from quiztui.providers.base import (
     ChatRequest,
     ChatResult,
@@ -37,6 +37,7 @@ from quiztui.providers.base import (
     RequestFailed,
     StreamInterrupted,
 )
+from quiztui.providers.retry import TRANSIENT, Retryable
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 _FILTERED = frozenset(

@@ -18,7 +18,7 @@ import math
 from typing import Any, Literal, Unpack
 
 from quiztui.core.logprobs import TokenLogprob
-from quiztui.providers._http import TRANSIENT, HTTPOptions, HTTPProvider, Retryable, sse_data
+from quiztui.providers._http import HTTPOptions, HTTPProvider, sse_data
 from quiztui.providers.base import (
     ChatRequest,
     ChatResult,
@@ -28,6 +28,7 @@ from quiztui.providers.base import (
     RequestFailed,
     StreamInterrupted,
 )
+from quiztui.providers.retry import TRANSIENT, Retryable
 
 CHAT_PATH = "/chat/completions"  # under the base URL, which ends in /v1 for most servers
 # Error codes and types that mean "slow down" (OpenAI's, and Anthropic's in its compatible API).
