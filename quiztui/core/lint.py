@@ -8,8 +8,8 @@ This module is the public surface. The data model (codes, settings, findings, th
 ``lint_model``; the per-question rules and the text helpers they compare with (``normalise``,
 ``near``) are in ``lint_items``; the rules across questions (near-duplicate stems, stems that
 answer other questions) and the quiz-level statistics (L108 longest key, L109 key positions, L115
-True/False balance) are in ``lint_bank``. scipy is imported only when a statistic is computed, so
-the CLI starts without it.
+True/False balance) are in ``lint_bank``, their exact p-values in ``pvalues`` (plain Python: no
+scipy import, at start-up or at the end of a run).
 """
 
 from __future__ import annotations

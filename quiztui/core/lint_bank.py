@@ -11,20 +11,23 @@ questions and flagged below ``alpha``:
 - L108, key is the longest option: over multiple-choice questions with one strictly longest
   option, the number whose key is that option is Poisson-binomial with p_i = 1/n_i under the null
   (the key is in no relation to length); questions whose longest length is tied are left out, as
-  their key cannot be strictly longest. It is tested with ``binomtest`` at the mean p̄ = mean(1/n_i):
+  their key cannot be strictly longest. It is tested with the exact binomial test at the mean
+  p̄ = mean(1/n_i):
   by Hoeffding (1956, theorem 4) P(S >= c) of a Poisson-binomial sum is at most that of the
   binomial with the same mean whenever c >= mean + 1, so this one-sided p-value is conservative
   wherever it can matter (below that, p is large either way).
 - L109, key positions: a goodness-of-fit test against uniform, separately for each option count
   with enough questions (positions of 4-option and 5-option questions are different categories,
   so they cannot share one table); with several option counts tested, each uses alpha / (number
-  tested) (Bonferroni). The statistic is Pearson's chi-square; its p-value comes from
-  ``chisquare`` when every expected count is at least 5, and otherwise exactly, by summing the
-  multinomial probability of every outcome with a statistic at least as large (the chi-square
-  approximation is poor for small quizzes). Five 4-option questions all keyed B give p = 0.004.
-- L115, True/False balance: a two-sided ``binomtest`` of the True keys against 0.5.
+  tested) (Bonferroni). The statistic is Pearson's chi-square; its p-value comes from the
+  chi-square distribution when every expected count is at least 5, and otherwise exactly, by
+  summing the multinomial probability of every outcome with a statistic at least as large (the
+  chi-square approximation is poor for small quizzes). Five 4-option questions all keyed B give
+  p = 0.004.
+- L115, True/False balance: a two-sided exact binomial test of the True keys against 0.5.
 
-scipy is imported only when a statistic is computed, so the CLI starts without it.
+The p-values come from ``pvalues`` (plain Python, equal to scipy.stats' ``binomtest`` and
+``chisquare``), so linting at the end of a run imports no scipy.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from quiztui.core.lint_items import (
     show,
 )
 from quiztui.core.lint_model import LintFinding, LintSettings, item_finding, quiz_finding
+from quiztui.core.pvalues import binomial_pvalue, chi2_sf
 from quiztui.core.quiz import Question
 
 # Words that say nothing about a question's topic (L111).
@@ -221,10 +225,8 @@ def longest_key_bias(questions: Sequence[Question], s: LintSettings) -> list[Lin
         hits += lengths[q.key] == top
     if len(chances) < s.min_questions:
         return []
-    from scipy.stats import binomtest  # lazy: scipy.stats is slow to import
-
     mean = sum(chances) / len(chances)
-    pvalue = float(binomtest(hits, len(chances), mean, alternative="greater").pvalue)
+    pvalue = binomial_pvalue(hits, len(chances), mean, alternative="greater")
     if pvalue >= s.alpha:
         return []
     return [
@@ -271,8 +273,8 @@ def uniformity_test(counts: Sequence[int]) -> tuple[float, float]:
     """Pearson's chi-square of ``counts`` against uniform, and its p-value.
 
     Exact (the multinomial probability of all outcomes with a statistic at least as large) when
-    an expected count is below 5 and the outcomes are few enough to enumerate; else scipy's
-    chi-square approximation.
+    an expected count is below 5 and the outcomes are few enough to enumerate; else the
+    chi-square approximation with k − 1 degrees of freedom.
     """
     total, k = sum(counts), len(counts)
     expected = total / k
@@ -288,9 +290,7 @@ def uniformity_test(counts: Sequence[int]) -> tuple[float, float]:
             if sum(c * c for c in outcome) >= observed:
                 pvalue += math.exp(log_norm - sum(math.lgamma(c + 1) for c in outcome))
         return statistic, min(pvalue, 1.0)
-    from scipy.stats import chisquare  # lazy: scipy.stats is slow to import
-
-    return statistic, float(chisquare(list(counts)).pvalue)
+    return statistic, chi2_sf(statistic, k - 1)
 
 
 def _compositions(total: int, parts: int) -> Iterable[tuple[int, ...]]:
@@ -306,9 +306,7 @@ def true_false_imbalance(questions: Sequence[Question], s: LintSettings) -> list
     if len(questions) < s.min_questions:
         return []
     trues = sum(normalise(q.options[q.key]) == "true" for q in questions)
-    from scipy.stats import binomtest  # lazy: scipy.stats is slow to import
-
-    pvalue = float(binomtest(trues, len(questions), 0.5).pvalue)
+    pvalue = binomial_pvalue(trues, len(questions), 0.5)
     if pvalue >= s.alpha:
         return []
     return [
