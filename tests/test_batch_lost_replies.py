@@ -20,6 +20,7 @@ from quiztui.core.quiz import Quiz
 from quiztui.pipeline.batch import BatchProvider, BatchSettings
 from quiztui.pipeline.events import ProviderBatchStatus, RunSummary
 from quiztui.pipeline.vet import VetSettings
+from quiztui.providers.base import RequestFailed
 from quiztui.providers.batch import submission_marker
 from quiztui.providers.batch_anthropic import AnthropicBatchBackend
 from quiztui.providers.batch_openai import METADATA_KEY, OpenAIBatchBackend
@@ -194,3 +195,22 @@ def test_only_failures_after_sending_ask_for_a_lookup() -> None:
     assert not Retryable.from_transport(httpx.ConnectError("refused", request=request)).sent
     assert Retryable.from_transport(httpx.ReadTimeout("slow", request=request)).sent
     assert Retryable.from_transport(httpx.RemoteProtocolError("gone", request=request)).sent
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_when_the_lookup_fails_too_the_create_is_not_sent_again(api: str) -> None:
+    """The create's reply is lost and listing batches keeps failing: the submission fails with
+    a reason that says so, and the batch that may exist is not doubled."""
+    quiz = make_quiz(1)
+    with fake_server(api, quiz) as server:
+        client = backend(api, server)
+        server.batches.lose("create", "drop")
+        server.batches.lose("list", "500", times=QUICK.max_retries + 1)
+        try:
+            with pytest.raises(RequestFailed, match="looking for what it made failed") as failed:
+                await client.submit(items(2, "unlucky"))
+        finally:
+            await client.aclose()
+        posts = create_posts(server, api)
+    assert posts == 1 and server.batches.creates == {api: 1}
+    assert not failed.value.retryable and "gave up after" in str(failed.value)

@@ -179,7 +179,22 @@ class BatchHTTP:
                 raise RequestFailed(f"malformed reply to {where}: not a JSON object")
             return data
 
-        return await retry_call(attempt, self.retry, what=where, rng=self._rng, recover=recover)
+        async def look_up(exc: Retryable) -> dict[str, Any] | None:
+            assert recover is not None
+            try:
+                return await recover(exc)
+            except RequestFailed as failure:
+                log.warning("%s: %s, and the lookup failed; not sent again", where, exc.cause)
+                raise RequestFailed(
+                    f"{where} may have taken effect ({exc.cause}) and looking for what it made"
+                    f" failed: {failure}",
+                    status=failure.status,
+                    retryable=False,
+                ) from None
+
+        return await retry_call(
+            attempt, self.retry, what=where, rng=self._rng, recover=recover and look_up
+        )
 
     async def pages(
         self, url: str, params: dict[str, Any], cursor: str

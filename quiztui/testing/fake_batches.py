@@ -19,10 +19,11 @@ got to, or any other text as the error message of a failed request (OpenAI: a 40
 file; Anthropic: an ``errored`` result). ``creates`` and ``uploads`` count what was made.
 
 :meth:`FakeBatches.lose` makes the reply to the next create (``"create"``: either API's
-``POST …/batches``) or upload (``"upload"``) go missing: ``"timeout"`` does the work and then
-answers nothing until :attr:`FakeBatches.hold_seconds` pass (the client's read timeout fires
-first), ``"drop"`` does the work and closes the connection, ``"500"`` answers 500 without doing
-anything (the client cannot tell which happened).
+``POST …/batches``), upload (``"upload"``) or list (``"list"``: ``GET`` of batches or files) go
+missing: ``"timeout"`` does the work and then answers nothing until
+:attr:`FakeBatches.hold_seconds` pass (the client's read timeout fires first), ``"drop"`` does the
+work and closes the connection, ``"500"`` answers 500 without doing anything (the client cannot
+tell which happened).
 """
 
 from __future__ import annotations
@@ -61,7 +62,17 @@ if TYPE_CHECKING:
 
 OPENAI_ENDPOINT = "/v1/chat/completions"
 LOSSES = ("timeout", "drop", "500")
-_ROUTES = ("create", "upload")
+_ROUTES = ("create", "upload", "list")
+_LISTS = ("/v1/batches", "/v1/messages/batches", "/v1/files")
+
+
+def _route(method: str, path: str) -> str:
+    """Which of :data:`_ROUTES` a request is ("" for none)."""
+    if method == "POST" and path in ("/v1/batches", "/v1/messages/batches"):
+        return "create"
+    if method == "POST" and path == "/v1/files":
+        return "upload"
+    return "list" if method == "GET" and path in _LISTS else ""
 
 
 class BatchReply(NamedTuple):
@@ -149,14 +160,7 @@ class FakeBatches:
         params = dict(parse_qsl(query))
         with self._lock:
             anthropic = path.startswith("/v1/messages/batches")
-            creating = method == "POST" and path in ("/v1/batches", "/v1/messages/batches")
-            route = (
-                "create"
-                if creating
-                else "upload"
-                if (method, path) == ("POST", "/v1/files")
-                else ""
-            )
+            route = _route(method, path)
             lost = self._losses[route].popleft() if route and self._losses[route] else None
             if lost == "500":
                 if anthropic:
