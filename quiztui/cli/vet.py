@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -187,9 +188,13 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
             return 0
         if runs.provider.simulated:
             print(f"quiztui: judging with the {runs.provider.label}", file=sys.stderr)
-        summary = asyncio.run(headless(runs.start_run, Progress(sys.stderr)))
-        assert summary is not None
-        extras = ReportExtras(unjudged=quiz.unjudged, lint=lint_report(config, quiz))
+        # The report's lint needs no model: it runs in a thread while the judge is waited on,
+        # so nothing is left to compute after the last verdict but the report itself.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="quiztui-lint") as pool:
+            lint = pool.submit(lint_report, config, quiz)
+            summary = asyncio.run(headless(runs.start_run, Progress(sys.stderr)))
+            assert summary is not None
+            extras = ReportExtras(unjudged=quiz.unjudged, lint=lint.result())
         report = render_report(summary, format_for(args.output, args.format), extras)
         if args.output:
             args.output.write_text(report, encoding="utf-8")
