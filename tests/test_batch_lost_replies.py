@@ -43,7 +43,9 @@ def fake_server(api: str, quiz: Quiz) -> Iterator[FakeOpenAI]:
         yield server
 
 
-def backend(api: str, server: FakeOpenAI) -> OpenAIBatchBackend | AnthropicBatchBackend:
+def backend(
+    api: str, server: FakeOpenAI, retry: RetryPolicy = QUICK
+) -> OpenAIBatchBackend | AnthropicBatchBackend:
     backend_type: type[OpenAIBatchBackend | AnthropicBatchBackend]
     backend_type = AnthropicBatchBackend if api == "anthropic" else OpenAIBatchBackend
     return backend_type(
@@ -51,7 +53,7 @@ def backend(api: str, server: FakeOpenAI) -> OpenAIBatchBackend | AnthropicBatch
         model="fake-judge",
         api_key=None,
         timeout=READ_TIMEOUT,
-        retry=QUICK,
+        retry=retry,
     )
 
 
@@ -214,3 +216,19 @@ async def test_when_the_lookup_fails_too_the_create_is_not_sent_again(api: str) 
         posts = create_posts(server, api)
     assert posts == 1 and server.batches.creates == {api: 1}
     assert not failed.value.retryable and "gave up after" in str(failed.value)
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_the_last_attempt_is_looked_up_too(api: str) -> None:
+    """With no retries left, a create whose reply was lost is still looked for before the
+    submission fails (and so before the run asks again with a new create)."""
+    quiz = make_quiz(1)
+    with fake_server(api, quiz) as server:
+        client = backend(api, server, retry=RetryPolicy(max_retries=0))
+        server.batches.lose("create", "drop")
+        try:
+            poll = await client.submit(items(2, "last"))
+        finally:
+            await client.aclose()
+        made = server.batches.batches(api)
+    assert made == [poll.batch_id] and create_posts(server, api) == 1

@@ -124,8 +124,8 @@ async def retry_call(
     ``on_retry`` hears of every retry before its wait, ``on_error`` of every :class:`Retryable`
     (the last one too). ``fallback`` may turn a :class:`RequestFailed` into a retry at once with
     changed settings by returning a note (None: give up). ``recover`` runs after the wait when
-    the failed attempt may have taken effect (``Retryable.sent``); what it returns, unless None,
-    is the result and no further attempt is made.
+    the failed attempt may have taken effect (``Retryable.sent``), after the last attempt too;
+    what it returns, unless None, is the result and no further attempt is made.
     """
     n = 0
     while True:
@@ -145,26 +145,37 @@ async def retry_call(
         except Retryable as exc:
             if on_error is not None:
                 on_error(exc)
-            if n > policy.max_retries:
-                log.warning("%s: %s; gave up after %d attempts", what, exc.cause, n)
-                raise RequestFailed(f"{exc.error} (gave up after {n} attempts)") from None
+            retrying = n <= policy.max_retries
+            looking = recover is not None and exc.sent
+            if not retrying and not looking:
+                raise _gave_up(what, exc, n) from None
             delay = policy.delay(n, exc.retry_after, rng)
-            log.info(
-                "%s: %s; retry %d of %d in %.2f s%s",
-                what,
-                exc.cause,
-                n,
-                policy.max_retries,
-                delay,
-                " (server's hint)" if exc.retry_after is not None else "",
-            )
-            if on_retry is not None:
-                on_retry(RetryNotice(n, exc.error, delay))
-            await asyncio.sleep(delay)
-            if recover is not None and exc.sent:
+            if retrying:
+                hint = " (server's hint)" if exc.retry_after is not None else ""
+                log.info(
+                    "%s: %s; retry %d of %d in %.2f s%s",
+                    what,
+                    exc.cause,
+                    n,
+                    policy.max_retries,
+                    delay,
+                    hint,
+                )
+                if on_retry is not None:
+                    on_retry(RetryNotice(n, exc.error, delay))
+            await asyncio.sleep(delay)  # a lookup too waits: the list may lag behind the create
+            if looking:
+                assert recover is not None
                 found = await recover(exc)
                 if found is not None:
                     return found
+            if not retrying:
+                raise _gave_up(what, exc, n) from None
+
+
+def _gave_up(what: str, exc: Retryable, attempts: int) -> RequestFailed:
+    log.warning("%s: %s; gave up after %d attempts", what, exc.cause, attempts)
+    return RequestFailed(f"{exc.error} (gave up after {attempts} attempts)")
 
 
 def parse_retry_after(value: str | None) -> float | None:
