@@ -165,8 +165,8 @@ class BatchHTTP:
         self, method: str, url: str, *, recover: Recover | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         """The JSON object a request answers. ``recover`` (for requests that create something)
-        is asked, before a retry of an attempt that may have taken effect, for the object that
-        attempt made; when it finds one, that is the answer and nothing is sent again."""
+        is asked, after an attempt that may have taken effect, for the object that attempt made;
+        when it finds one, that is the answer and nothing is sent again."""
         where = self._where(method, url)
 
         async def attempt(_: int) -> dict[str, Any]:
@@ -193,7 +193,11 @@ class BatchHTTP:
                 ) from None
 
         return await retry_call(
-            attempt, self.retry, what=where, rng=self._rng, recover=recover and look_up
+            attempt,
+            self.retry,
+            what=where,
+            rng=self._rng,
+            recover=look_up if recover is not None else None,
         )
 
     async def pages(
