@@ -3,8 +3,10 @@
 Every kind of run (vet, calibrate, panel, grade, benchmark, review, robustness, generate) goes the
 same way. The pipeline creates its row (``start``: each kind has its own table and columns), yields
 its start event, then runs its concurrent work as one task that emits events into the run's queue
-(``stream``); each event is recorded in the store (the ``record`` hook) and handed on in order.
-Then the run ends in one of two ways, written here once:
+(``stream``; a run in phases, like generate's chunks then stages, streams once per phase); each
+event is recorded in the store (the ``record`` hook) and handed on in order. ``emit`` puts events
+into the same queue from outside the work (a batch provider's ``attach_run`` hook gets it). Then
+the run ends in one of two ways, written here once:
 
 - it ran to its end: ``finish(status, summary)`` records "finished", "failed" (the run could not
   go on, e.g. the judge refused the key) or "stopped" (a vet run reached its budget) with the
