@@ -15,7 +15,13 @@ import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Checkbox, DataTable, Input, ProgressBar, Select, Static
-from tui_helpers import constant_clock, make_quiz, stream_factory
+from tui_helpers import (
+    constant_clock,
+    make_quiz,
+    run_palette_command,
+    stream_factory,
+    wait_until,
+)
 
 from quiztui.assemble.calibrate import calibration_starter
 from quiztui.config import load_config
@@ -108,11 +114,10 @@ def fill(
 
 async def run_to_end(pilot: Pilot[None], screen: CalibrateScreen) -> None:
     await pilot.press("ctrl+r")
+    await wait_until(pilot, lambda: not screen.running, what="the calibration to end")
     await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
     screen.flush()
     await pilot.pause()
-    assert not screen.running
 
 
 # -- opening it ---------------------------------------------------------------------------------
@@ -137,12 +142,7 @@ async def test_c_and_the_palette_open_the_screen_and_help_lists_it(store: Store)
         await pilot.pause()
         assert isinstance(app.screen, VetScreen)
 
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"calibrate")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await pilot.pause()
+        await run_palette_command(pilot, "calibrate")
         assert app.screen is screen  # the same screen: its results survive going back
 
 
@@ -315,8 +315,14 @@ async def test_markup_in_the_gold_file_name_is_shown_literally(
         assert "[bold]missing[/].json" in painted(screen, "#cal-error")
 
 
-def gated(start: Start, after_verdicts: int, release: asyncio.Event) -> Start:
-    """The real stream, paused after ``after_verdicts`` verdicts until ``release`` is set."""
+def gated(
+    start: Start,
+    after_verdicts: int,
+    release: asyncio.Event,
+    reached: asyncio.Event | None = None,
+) -> Start:
+    """The real stream, paused after ``after_verdicts`` verdicts until ``release`` is set
+    (``reached`` is set when it pauses)."""
 
     async def stream(request: CalibrationRequest) -> AsyncIterator[Any]:
         seen = 0
@@ -325,22 +331,21 @@ def gated(start: Start, after_verdicts: int, release: asyncio.Event) -> Start:
             if isinstance(event, VerdictReceived):
                 seen += 1
                 if seen == after_verdicts:
+                    if reached is not None:
+                        reached.set()
                     await release.wait()
 
     return stream
 
 
 async def test_escape_asks_then_cancels_a_running_calibration(store: Store) -> None:
-    release = asyncio.Event()
-    app = make_app(gated(real_starter(store), 10, release))
+    release, reached = asyncio.Event(), asyncio.Event()
+    app = make_app(gated(real_starter(store), 10, release, reached))
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_calibrate(pilot)
         fill(screen, GOLD)
         await pilot.press("ctrl+r")
-        for _ in range(200):
-            if screen.progress.usage is not None:
-                break
-            await pilot.pause(0.01)
+        await wait_until(pilot, reached.is_set, what="the tenth verdict")
         assert screen.running
         assert screen.query_one("#cal-gold", Input).disabled
         await pilot.press("escape")

@@ -14,7 +14,7 @@ from pipeline_helpers import collect
 from pipeline_helpers import make_quiz as arith_quiz
 from rich.text import Text
 from textual.widgets import Static
-from tui_helpers import constant_clock, make_quiz
+from tui_helpers import constant_clock, make_quiz, wait_until
 
 from quiztui.pipeline.events import RunFinished, RunStarted, RunSummary, UsageUpdated, VetEvent
 from quiztui.pipeline.vet import VetSettings
@@ -98,23 +98,26 @@ async def test_stats_line_shows_connections_while_running_and_final_retries_afte
 
     async with app.run_test(size=SIZE) as pilot:
 
-        async def line() -> str:
-            await pilot.pause(0.05)  # a flush or two
+        def line() -> str:
             content = app.vet_screen.query_one("#stats-line", Static).content
             return content.plain if isinstance(content, Text) else str(content)
 
+        async def flushed(part: str) -> str:
+            """The stats line once a flush has put ``part`` in it."""
+            await wait_until(pilot, lambda: part in line(), what=f"{part!r} in the stats line")
+            return line()
+
         await shown[0].wait()
-        text = await line()
-        assert "requests 9 · conn 7/16 · retries 3 ·" in text
+        text = await flushed("requests 9 · conn 7/16 · retries 3 ·")
         steps[0].set()
         await shown[1].wait()
-        text = await line()
-        assert "conn 5 · retries 4" in text and "conn 5/" not in text
+        text = await flushed("conn 5 · retries 4")
+        assert "conn 5/" not in text
         steps[1].set()
         await app.workers.wait_for_complete()
-        text = await line()
+        text = await flushed("requests 11 · retries 5 ·")
         assert app.vet_screen.state.status == "finished"
-        assert "requests 11 · retries 5 ·" in text and "conn" not in text
+        assert "conn" not in text
 
 
 async def test_simulated_provider_counts_requests_in_flight_against_its_limit() -> None:

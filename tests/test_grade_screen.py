@@ -18,7 +18,13 @@ from rich.text import Text
 from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Input, Select, Static
-from tui_helpers import constant_clock, make_quiz, stream_factory
+from tui_helpers import (
+    constant_clock,
+    make_quiz,
+    run_palette_command,
+    stream_factory,
+    wait_until,
+)
 
 from quiztui import cli
 from quiztui.assemble.grade import benchmark_events, grade_events
@@ -144,10 +150,14 @@ async def test_streamed_reply_text_is_buffered_and_flushed_on_the_timer() -> Non
 
     screen = GradeScreen([item], stream, grader="rubric10", flush_interval=60)
     async with GradeApp(screen).run_test(size=SIZE) as pilot:
-        await pilot.pause(0.05)
+        await wait_until(
+            pilot,
+            lambda: (
+                "item-0" in screen.records and screen.records["item-0"].streamed.endswith("w199 ")
+            ),
+            what="the 200 pieces to be recorded",
+        )
         assert screen.table.row_count == 0  # buffered, not one table call per token
-        record = screen.records["item-0"]
-        assert record.streamed.endswith("w199 ")
         calls: list[object] = []
         original = screen.table.update_cell
 
@@ -268,7 +278,11 @@ async def test_a_single_answer_streams_into_its_own_row() -> None:
     screen = GradeScreen([], stream, grader="rubric10", flush_interval=0.02)
     async with GradeApp(screen).run_test(size=SIZE) as pilot:
         screen.grade_one(GradeItem("ans-1", "", "Paris", "paris, France"))
-        await pilot.pause(0.1)
+        await wait_until(
+            pilot,
+            lambda: "one-1" in screen.records and screen.records["one-1"].streamed,
+            what="the streamed reply",
+        )
         screen.flush()
         assert screen.running and "[running]" in header(screen)
         rows = table_rows(screen)
@@ -437,12 +451,7 @@ async def test_a_and_the_palette_open_the_grade_screen_from_the_vet_app(store: S
         await pilot.pause()
         assert isinstance(app.screen, VetScreen)
 
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"grade an answer")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await pilot.pause()
+        await run_palette_command(pilot, "grade an answer")
         assert app.screen is screen and screen.table.row_count == 1  # kept, with its rows
 
 

@@ -13,7 +13,14 @@ import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
-from tui_helpers import Gate, constant_clock, make_quiz, stream_factory, synthetic_events
+from tui_helpers import (
+    Gate,
+    constant_clock,
+    make_quiz,
+    stream_factory,
+    synthetic_events,
+    wait_until,
+)
 
 from quiztui.core.bayes import (
     expected_calibration_error,
@@ -395,10 +402,11 @@ async def test_refreshes_while_the_run_goes_on() -> None:
         assert "12/12" not in static_text(screen, "#run-caption")
         gate.release.set()
         await pilot.app.workers.wait_for_complete()
-        for _ in range(100):  # the 1 s refresh timer; bounded
-            if "Run finished" in static_text(screen, "#run-caption"):
-                break
-            await pilot.pause(0.05)
+        await wait_until(  # the 1 s refresh timer
+            pilot,
+            lambda: "Run finished" in static_text(screen, "#run-caption"),
+            what="the metrics screen to see the run finish",
+        )
         assert "Run finished · 12/12 questions scored" in static_text(screen, "#run-caption")
 
 

@@ -16,6 +16,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.widget import Widget
 from textual.widgets import Static
+from tui_helpers import wait_until
 
 from quiztui.assemble.review import review_starter
 from quiztui.config import load_config
@@ -228,7 +229,7 @@ async def test_text_is_buffered_and_markup_shows_literally() -> None:
 
     screen = ReviewScreen(quiz, stream, flush_interval=60)
     async with ReviewApp(screen).run_test(size=SIZE) as pilot:
-        await pilot.pause(0.05)
+        await wait_until(pilot, lambda: screen.records["q1"].live == (2, 2), what="J2's reply")
         record = screen.records["q1"]
         assert len(record.iterations) == 1 and record.live == (2, 2)
         assert rows(screen)[0]["converged"] == "waiting"  # recorded, not yet shown
@@ -265,7 +266,7 @@ async def test_cancel_keeps_what_was_reviewed_and_errors_are_notified() -> None:
     quiz = load_quiz(PLANTED)
     screen = ReviewScreen(quiz, stream, flush_interval=0.02, limit=2, mode="direct")
     async with ReviewApp(screen).run_test(size=SIZE) as pilot:
-        await pilot.pause(0.05)
+        await wait_until(pilot, lambda: screen.judge_labels[0], what="ReviewStarted")
         assert screen.running and "[running]" in header(screen)
         await pilot.press("x")
         await settled(pilot, screen)
@@ -300,7 +301,9 @@ async def test_quit_asks_while_a_review_runs() -> None:
 
     app = review_app(stream)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.05)
+        home = app.home
+        assert isinstance(home, ReviewScreen)
+        await wait_until(pilot, lambda: home.judge_labels[0], what="ReviewStarted")
         await pilot.press("q")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmQuitScreen)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from textual.pilot import Pilot
-from tui_helpers import Gate, constant_clock, make_quiz, stream_factory
+from tui_helpers import Gate, constant_clock, make_quiz, stream_factory, vet_flushed, wait_until
 
 from quiztui.tui.app import QuiztuiApp
 from quiztui.tui.services import AppServices
@@ -37,11 +37,7 @@ def make_app(*, autorun: bool = True, gate: Gate | None = None) -> QuiztuiApp:
 async def drained(pilot: Pilot[None]) -> None:
     app = pilot.app
     assert isinstance(app, QuiztuiApp)
-    state = app.vet_screen.state
-    for _ in range(500):
-        if not (state.pending_seqs or state.changed_seqs or state.dirty_questions):
-            break
-        await pilot.pause(0.01)
+    await wait_until(pilot, lambda: vet_flushed(app), what="the vet tables to be flushed")
     await pilot.pause()
 
 

@@ -11,15 +11,18 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.pilot import Pilot
 from textual.widgets import Static
-from textual.widgets._toast import Toast
 from tui_helpers import (
     MARKUP_OPTION,
     MARKUP_QUESTION,
     Gate,
     constant_clock,
     make_quiz,
+    run_palette_command,
+    shown_toasts,
     stream_factory,
     synthetic_events,
+    vet_flushed,
+    wait_until,
 )
 
 from quiztui.core.quiz import Quiz
@@ -66,17 +69,12 @@ async def expected_scores(quiz: Quiz, **stream: object) -> dict[str, QuestionSco
 
 
 async def drained(pilot: Pilot[None]) -> VetScreen:
-    """Wait until every buffered event has reached the widgets (polls the flush, bounded)."""
+    """Wait until every buffered event has reached the widgets."""
     app = pilot.app
     assert isinstance(app, QuiztuiApp)
-    screen = app.vet_screen
-    for _ in range(500):
-        state = screen.state
-        if not (state.pending_seqs or state.changed_seqs or state.dirty_questions):
-            break
-        await pilot.pause(0.01)
+    await wait_until(pilot, lambda: vet_flushed(app), what="the vet tables to be flushed")
     await pilot.pause()
-    return screen
+    return app.vet_screen
 
 
 async def finished(pilot: Pilot[None]) -> VetScreen:
@@ -98,13 +96,9 @@ def rendered_lines(table: NavTable) -> list[str]:
 
 
 async def toast_texts(pilot: Pilot[None]) -> list[str]:
-    """Toasts are mounted a few messages after notify(); wait for them (bounded)."""
-    for _ in range(100):
-        found = [plain(t.render()) for t in pilot.app.screen.query(Toast)]
-        if found:
-            return found
-        await pilot.pause(0.01)
-    return []
+    """Toasts are mounted a few messages after notify(); wait for the first."""
+    await wait_until(pilot, lambda: shown_toasts(pilot), what="a toast")
+    return shown_toasts(pilot)
 
 
 def screen_text(screen: object) -> str:
@@ -426,12 +420,7 @@ async def test_command_palette_runs_a_view_command() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         screen = await finished(pilot)
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"filter poor")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await pilot.pause()
+        await run_palette_command(pilot, "filter poor")
         assert screen.badge_filter == "poor"
 
 

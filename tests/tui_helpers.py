@@ -286,16 +286,83 @@ def constant_clock(value: float = 1000.0) -> Callable[[], float]:
     return lambda: value
 
 
-__all__ = ["Badge", "Gate", "make_quiz", "stream_factory", "synthetic_events", "constant_clock"]
+async def wait_until(
+    pilot: Any, predicate: Callable[[], object], *, timeout: float = 10.0, what: str = ""
+) -> None:
+    """Let the app run in small steps until ``predicate()`` holds.
+
+    Fails naming ``what`` (or the predicate) if it does not hold within ``timeout`` seconds: a
+    bound for a hung test, not a measurement. A condition already met costs nothing; each step
+    is a short sleep, not ``pilot.pause()``'s wait for an idle CPU (20 ms at least, up to 1 s
+    while a timer keeps the app busy).
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"gave up after {timeout:g} s waiting for {what or predicate}")
+        await asyncio.sleep(0.005)
+
+
+def vet_flushed(app: Any) -> bool:
+    """The vet screen's buffered events have all reached its tables."""
+    state = app.vet_screen.state
+    return not (state.pending_seqs or state.changed_seqs or state.dirty_questions)
 
 
 async def settled(pilot: Any) -> None:
     """Wait for the vet app's workers, then until its buffered table updates are flushed."""
     app = pilot.app
     await app.workers.wait_for_complete()
-    state = app.vet_screen.state
-    for _ in range(500):
-        if not (state.pending_seqs or state.changed_seqs or state.dirty_questions):
-            break
-        await pilot.pause(0.01)
+    await wait_until(pilot, lambda: vet_flushed(app), what="the vet tables to be flushed")
     await pilot.pause()
+
+
+def shown_toasts(pilot: Any) -> list[str]:
+    """The text of every toast on the current screen."""
+    from textual.widgets._toast import Toast
+
+    return [str(toast.render()) for toast in pilot.app.screen.query(Toast)]
+
+
+async def run_palette_command(pilot: Any, query: str) -> None:
+    """ctrl+p, enter ``query``, wait until the palette has finished searching and highlights a
+    command whose title contains it, then enter."""
+    from textual.command import CommandInput, CommandList, CommandPalette
+
+    await pilot.press("ctrl+p")
+    await wait_until(
+        pilot, lambda: isinstance(pilot.app.screen, CommandPalette), what="the command palette"
+    )
+    palette = pilot.app.screen
+    # Typed in one go (as a paste): a key at a time would start a search per key.
+    palette.query_one(CommandInput).value = query
+
+    def found() -> bool:
+        if any(w.node is palette and w.is_running for w in pilot.app.workers):  # still searching
+            return False
+        commands = palette.query_one(CommandList)
+        index = commands.highlighted
+        if index is None:
+            return False
+        hit = getattr(commands.get_option_at_index(index), "hit", None)
+        return hit is not None and query.casefold() in str(hit.text).casefold()
+
+    await wait_until(pilot, found, what=f"the palette to offer {query!r}")
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+__all__ = [
+    "Badge",
+    "Gate",
+    "constant_clock",
+    "make_quiz",
+    "run_palette_command",
+    "settled",
+    "stream_factory",
+    "synthetic_events",
+    "shown_toasts",
+    "vet_flushed",
+    "wait_until",
+]
