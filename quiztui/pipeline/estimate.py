@@ -25,10 +25,16 @@ from quiztui.core.estimate import (
     plan_request,
     render_judge_batch,
 )
+from quiztui.core.quiz import Quiz
 from quiztui.errors import StoreError
 
 if TYPE_CHECKING:
     from quiztui.pipeline.vet import VetRun
+
+
+def default_seed(quiz: Quiz) -> int:
+    """The shuffle seed of a run that names none: from the quiz content, so re-runs shuffle alike."""
+    return int(quiz.content_hash()[:8], 16)
 
 
 def measured_from_profile(profile: JudgeProfile) -> Measured:
@@ -117,8 +123,6 @@ def plan_order(run: VetRun) -> tuple[list[Assertion], set[int]]:
     """
     by_uid = {a.uid: a for a in decompose(run.quiz)}
     if run.resume_run_id is None:
-        from quiztui.pipeline.vet import default_seed
-
         seed = run.settings.seed if run.settings.seed is not None else default_seed(run.quiz)
         return shuffled(list(by_uid.values()), seed), set()
     record = run.store.get_run(run.resume_run_id)
@@ -148,4 +152,4 @@ def estimate_run(run: VetRun, *, batch_api: bool = False) -> Estimate:
     return Planner(run, order).estimate(pending, len(judged) + cached, batch_api)
 
 
-__all__ = ["Planner", "estimate_run", "measured_from_profile", "plan_order"]
+__all__ = ["Planner", "default_seed", "estimate_run", "measured_from_profile", "plan_order"]

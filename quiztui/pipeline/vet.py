@@ -16,6 +16,7 @@ from quiztui.core.bayes import JudgeAccuracy
 from quiztui.core.estimate import Measured, ModelPrice
 from quiztui.core.quiz import Quiz
 from quiztui.errors import ConfigError, StoreError
+from quiztui.pipeline.estimate import default_seed
 from quiztui.pipeline.events import RunFinished, VetEvent
 from quiztui.pipeline.judging import AssertionState, Judging
 from quiztui.pipeline.lifecycle import CANCELLED, RunLifecycle
@@ -38,10 +39,6 @@ class VetSettings:
     use_cache: bool = True
     mode: str = "assertion"  # "assertion": batches of assertions; "question": one per question
     logprobs: bool = False  # ask the judge for token logprobs: P(true) per assertion
-
-
-def default_seed(quiz: Quiz) -> int:
-    return int(quiz.content_hash()[:8], 16)
 
 
 @dataclass
