@@ -11,10 +11,13 @@ WORK="$(mktemp -d "${TMPDIR:-/tmp}/quiztui-wheel.XXXXXX")"
 if [ "${KEEP:-0}" = 1 ]; then echo "wheel-smoke: keeping $WORK"; else trap 'rm -rf "$WORK"' EXIT; fi
 
 step() { echo "wheel-smoke: $*"; }
+# On a failure, show what the commands wrote to their logs before the folder goes.
+trap 'echo "wheel-smoke: FAILED (line $LINENO)"; tail -n 30 "$WORK"/run/*.log 2>/dev/null' ERR
 
 "$BUILD_PY" -m pip wheel --quiet --no-deps -w "$WORK/dist" "$REPO"
 WHEEL="$(ls "$WORK"/dist/quiztui-*.whl)"
-step "built $(basename "$WHEEL"): $("$BUILD_PY" -c 'import sys, zipfile; print(len(zipfile.ZipFile(sys.argv[1]).namelist()))' "$WHEEL") files"
+count="$("$BUILD_PY" -c 'import sys, zipfile; print(len(zipfile.ZipFile(sys.argv[1]).namelist()))' "$WHEEL")"
+step "built $(basename "$WHEEL"): $count files"
 
 "$BASE_PY" -m venv "$WORK/venv"
 "$WORK/venv/bin/python" -m pip install --quiet -c "$REPO/constraints.txt" "$WHEEL"
@@ -32,7 +35,9 @@ export QUIZTUI_CONFIG_DIR="$WORK/config" QUIZTUI_DATA_DIR="$WORK/data" QUIZTUI_L
 export QUIZTUI_SIMULATED_LATENCY=0 QUIZTUI_SIMULATED_LINE_DELAY=0
 SIM=(--judge simulated --sim-latency 0)
 
-step "$("$Q" --version) from $("$PY" -c 'import quiztui; print(quiztui.__file__)')"
+version="$("$Q" --version)"
+origin="$("$PY" -c 'import quiztui; print(quiztui.__file__)')"
+step "$version from $origin"
 
 # Exit 1 means some question is poor (the quiz has four planted wrong keys): expected here.
 rc=0; "$Q" vet planted_errors.json --no-tui "${SIM[@]}" -o report.json 2>vet.log || rc=$?
@@ -66,5 +71,6 @@ print(f"wheel-smoke: calibrate on {p['gold']}: TPR {p['tpr']:.3f} TNR {p['tnr']:
 assert p["gold"].startswith("opentdb_sample.json: 20 of 50 questions"), p["gold"]
 EOF
 
-step "$(timeout 300 "$PY" "$WORK/tui_smoke.py" planted_errors.json)"
+tui="$(timeout 300 "$PY" "$WORK/tui_smoke.py" planted_errors.json 2>tui.log)"
+step "$tui"
 step "ok"
