@@ -33,6 +33,7 @@ def main(argv: list[str] | None = None) -> None:
     from quiztui.simulate.vet import truth_table
     from quiztui.store import Store
     from quiztui.tui.app import QuiztuiApp
+    from quiztui.tui.services import AppServices
 
     quiz = load_quiz(args.quiz or resources.as_path(resources.demo_quiz(), with_siblings=True))
     provider = SimulatedProvider(
@@ -53,13 +54,8 @@ def main(argv: list[str] | None = None) -> None:
             return VetRun(quiz, provider, store, prompt, settings).events()
 
         try:
-            QuiztuiApp(
-                quiz,
-                start_run,
-                judge_label=provider.label,
-                simulated=True,
-                theme_name=args.theme,
-            ).run()
+            services = AppServices(start_run=start_run, judge_label=provider.label, simulated=True)
+            QuiztuiApp(quiz, services, theme_name=args.theme).run()
         finally:
             store.close()
 
