@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
-from tui_helpers import settled
+from tui_helpers import paste, settled
 
 from quiztui.assemble.vet import vet_runs
 from quiztui.cli.vet import build_vet_app
@@ -80,7 +80,8 @@ async def edit_option(pilot: Pilot[None], row: int, option: int, new_text: str) 
     assert isinstance(app.screen, EditQuestionScreen)
     field = app.screen.query_one(f"#edit-option-{option}", Input)
     field.focus()
-    await pilot.press("end", "ctrl+u", *new_text)
+    await pilot.press("end", "ctrl+u")
+    await paste(pilot, new_text)
     assert field.value == new_text
     await pilot.press("ctrl+s")
     await settled(pilot)

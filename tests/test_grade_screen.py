@@ -21,6 +21,7 @@ from textual.widgets import Input, Select, Static
 from tui_helpers import (
     constant_clock,
     make_quiz,
+    paste,
     run_palette_command,
     stream_factory,
     wait_until,
@@ -240,11 +241,11 @@ async def test_the_one_answer_form_adds_a_row(store: Store) -> None:
         assert isinstance(screen, GradeScreen)
         assert screen.query_one("#grade-form").has_class("-open")  # empty: the form is open
         assert app.focused is screen.query_one("#grade-question", Input)
-        await pilot.press(*"Capital of France?")
+        await paste(pilot, "Capital of France?")
         await pilot.press("tab")
-        await pilot.press(*"Paris")
+        await paste(pilot, "Paris")
         await pilot.press("tab")
-        await pilot.press(*"paris")
+        await paste(pilot, "paris")
         await pilot.press("enter")
         await settled(pilot, screen)
         rows = table_rows(screen)

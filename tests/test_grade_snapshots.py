@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from test_grade_screen import SAMPLE, bench_app, synthetic_benchmark
 from textual.pilot import Pilot
+from tui_helpers import paste
 
 from quiztui.assemble.grade import grade_events
 from quiztui.config import load_config
@@ -101,9 +102,12 @@ def test_grade_one_answer_form(snap_compare: SnapCompare, store: Store) -> None:
 
     async def one_answer(pilot: Pilot[None]) -> None:
         await pilot.pause()
-        await pilot.press(*"Why is the sky blue?", "tab")
-        await pilot.press(*"Air scatters blue light more than red light", "tab")
-        await pilot.press(*"[bold]blue[/] light scatters more", "enter")
+        await paste(pilot, "Why is the sky blue?")
+        await pilot.press("tab")
+        await paste(pilot, "Air scatters blue light more than red light")
+        await pilot.press("tab")
+        await paste(pilot, "[bold]blue[/] light scatters more")
+        await pilot.press("enter")
         await finished(pilot)
         await pilot.press(*"the sea")
 

@@ -304,6 +304,17 @@ async def wait_until(
         await asyncio.sleep(0.005)
 
 
+async def paste(pilot: Any, text: str) -> None:
+    """Paste ``text`` into the focused widget: one bracketed paste, not a key per character
+    (each simulated key waits for the app to go idle, ~0.1 s)."""
+    from textual import events
+
+    focused = pilot.app.focused
+    assert focused is not None, "nothing has the focus to paste into"
+    focused.post_message(events.Paste(text))
+    await pilot.pause()
+
+
 def vet_flushed(app: Any) -> bool:
     """The vet screen's buffered events have all reached its tables."""
     state = app.vet_screen.state
@@ -358,6 +369,7 @@ __all__ = [
     "Gate",
     "constant_clock",
     "make_quiz",
+    "paste",
     "run_palette_command",
     "settled",
     "stream_factory",
