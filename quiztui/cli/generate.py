@@ -230,12 +230,7 @@ def cmd_generate(config: Config, args: argparse.Namespace) -> int:
     subject = " ".join(args.subject.split())
     if not subject:
         raise QuiztuiError("generate: --subject must not be empty")
-    if args.chunk_chars < 200:
-        raise QuiztuiError(f"generate: --chunk-chars must be at least 200 (got {args.chunk_chars})")
-    if not 0.0 < args.min_ratio <= 1.0:
-        raise QuiztuiError(f"generate: --min-ratio must be in (0, 1] (got {args.min_ratio:g})")
-    if args.batch_size is not None and args.batch_size < 1:
-        raise QuiztuiError(f"generate: --batch-size must be at least 1 (got {args.batch_size})")
+    # --chunk-chars, --min-ratio and --batch-size are bounded where they are parsed (cli/flags).
     output: Path = args.output or default_output(args.document)
     if output.resolve() == args.document.resolve():
         raise QuiztuiError(f"generate: the output {output} would overwrite the document")

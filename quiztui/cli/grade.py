@@ -94,8 +94,6 @@ def cmd_grade(config: Config, args: argparse.Namespace) -> int:
     from quiztui.store import Store
 
     grader = args.grader or config.grade.grader
-    if args.limit is not None and args.limit < 1:
-        raise QuiztuiError("grade: --limit must be at least 1")
     if args.benchmark:
         from quiztui.formats.benchmarks import load_benchmark
 

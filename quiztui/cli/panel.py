@@ -58,8 +58,6 @@ def panel_configs(config: Config, args: argparse.Namespace) -> list[Config]:
     if args.member and args.samples:
         raise ConfigError("use either --member (different judges) or --samples, not both")
     if args.samples:
-        if args.samples < 2:
-            raise ConfigError("--samples: a panel needs at least 2 samples")
         temperature = args.temperature if args.temperature is not None else 0.7
         out = []
         for i in range(args.samples):

@@ -32,7 +32,6 @@ from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
 from quiztui.core.quiz import Quiz
 from quiztui.core.review import CRITERIA, MODES, SHORT
-from quiztui.errors import QuiztuiError
 from quiztui.report.writers import write_report
 
 
@@ -85,8 +84,6 @@ def review_config(config: Config, args: argparse.Namespace) -> Config:
     if getattr(args, "mode", None):
         review.mode = args.mode
     if getattr(args, "max_iterations", None) is not None:
-        if args.max_iterations < 1:
-            raise QuiztuiError("review: --max-iterations must be at least 1")
         review.max_iterations = args.max_iterations
     if getattr(args, "judge2_model", None):
         review.judge2_model = args.judge2_model
@@ -101,8 +98,6 @@ def cmd_review(config: Config, args: argparse.Namespace) -> int:
     from quiztui.store import Store
 
     config = review_config(config, args)
-    if args.limit is not None and args.limit < 1:
-        raise QuiztuiError("review: --limit must be at least 1")
     quiz = load_quiz(args.quiz)
     humans = None
     if args.humans is not None:

@@ -28,7 +28,6 @@ from quiztui.cli._args import Parents, help_for
 from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
 from quiztui.core.paraphrase import ANSWERED, QuestionRobustness
-from quiztui.errors import QuiztuiError
 from quiztui.report.writers import write_report
 
 METRIC_NAMES = (
@@ -94,8 +93,6 @@ def load(args: argparse.Namespace) -> Any:
 
     quiz: Quiz = load_quiz(args.quiz)
     if args.limit is not None:
-        if args.limit < 1:
-            raise QuiztuiError("robustness: --limit must be at least 1")
         quiz = quiz.model_copy(update={"questions": quiz.questions[: args.limit]})
     return quiz
 
