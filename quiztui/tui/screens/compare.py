@@ -22,7 +22,6 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Static
 
 from quiztui.core.compare import Comparison, QuestionDiff
-from quiztui.tui.screens.runs import judge_text
 from quiztui.tui.widgets.cells import (
     BADGE_STYLES,
     DASH,
@@ -30,6 +29,7 @@ from quiztui.tui.widgets.cells import (
     badge_cell,
     cell,
     confidence_text,
+    judge_text,
     one_line,
     option_letter,
     printable,

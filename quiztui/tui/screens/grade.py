@@ -37,7 +37,15 @@ from quiztui.report.grades import summary_lines
 from quiztui.tui.screens.run_screen import LiveRunScreen, error_message
 from quiztui.tui.state import FAILED, FINISHED, IDLE, RUNNING
 from quiztui.tui.streams import drain
-from quiztui.tui.widgets.cells import DASH, Cell, cell, one_line, printable
+from quiztui.tui.widgets.cells import (
+    DASH,
+    UNSCORED_STYLE,
+    Cell,
+    cell,
+    one_line,
+    printable,
+    score_text,
+)
 from quiztui.tui.widgets.header import STATUS_STYLES
 from quiztui.tui.widgets.statics import show_text
 from quiztui.tui.widgets.tables import ColumnSpec, NavTable
@@ -45,7 +53,6 @@ from quiztui.tui.widgets.tables import ColumnSpec, NavTable
 StartGrading = Callable[[list[GradeItem], str], AsyncIterator[Any]]
 
 STREAM_KEEP = 4000  # characters of a streamed reply kept for the live cell and the detail view
-UNSCORED_STYLE = "bold magenta"
 UNAVAILABLE = (
     "Grading is unavailable here: this app was started without a grader runner."
     " Run `quiztui grade FILE --tui` in a shell instead."
@@ -89,12 +96,6 @@ class GradeProgress:
 
 
 # -- cells ----------------------------------------------------------------------------------------
-
-
-def score_text(outcome: GradeOutcome | None) -> str:
-    if outcome is None or outcome.raw is None:
-        return DASH
-    return f"{outcome.raw:.3g}"
 
 
 def stream_tail(text: str, width: int) -> str:

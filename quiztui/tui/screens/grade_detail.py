@@ -7,7 +7,7 @@ that went into the mean. Everything from the answer file or the model is shown a
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich import box
 from rich.table import Table
@@ -19,8 +19,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from quiztui.core.grading import LLM_GRADERS, FactScore, GradeOutcome
-from quiztui.tui.screens.grade import UNSCORED_STYLE, GradeRecord, score_text
-from quiztui.tui.widgets.cells import DASH, one_line, printable
+from quiztui.tui.widgets.cells import DASH, UNSCORED_STYLE, one_line, printable, score_text
+
+if TYPE_CHECKING:
+    from quiztui.tui.screens.grade import GradeRecord
 
 
 def _num(value: float | None) -> str:

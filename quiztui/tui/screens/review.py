@@ -44,7 +44,7 @@ from quiztui.pipeline.review import (
 )
 from quiztui.tui.screens.run_screen import LiveRunScreen
 from quiztui.tui.state import FAILED, FINISHED, IDLE, RUNNING
-from quiztui.tui.widgets.cells import DASH, Cell, cell, one_line, printable
+from quiztui.tui.widgets.cells import DASH, UNSCORED_STYLE, Cell, cell, one_line, printable
 from quiztui.tui.widgets.header import STATUS_STYLES
 from quiztui.tui.widgets.statics import show_text
 from quiztui.tui.widgets.tables import ColumnSpec, NavTable
@@ -53,7 +53,6 @@ StartReview = Callable[[Quiz, str], AsyncIterator[Any]]
 
 STREAM_KEEP = 3000  # characters of a reply being written kept for the trajectory pane
 LOW_STYLE = "bold red"
-UNSCORED_STYLE = "bold magenta"
 UNAVAILABLE = (
     "Reviewing is unavailable here: this screen was opened without a review runner."
     " Run `quiztui review QUIZ --tui` in a shell instead."

@@ -34,7 +34,7 @@ from quiztui.pipeline.events import QuestionScored
 from quiztui.tui.screens.detail import QuestionDetailScreen
 from quiztui.tui.screens.run_screen import error_message, log_worker_error
 from quiztui.tui.state import AssertionRecord, QuestionRecord
-from quiztui.tui.widgets.cells import BADGE_STYLES, DASH, Cell, cell, one_line
+from quiztui.tui.widgets.cells import BADGE_STYLES, DASH, Cell, cell, judge_text, one_line
 from quiztui.tui.widgets.header import STATUS_STYLES
 from quiztui.tui.widgets.tables import ColumnSpec, NavTable, QuestionsTable
 
@@ -66,17 +66,6 @@ def judge_cell(simulated: bool, model: str) -> Cell:
     out = cell("SIM ", "bold yellow")
     out.append(one_line(model.removeprefix("simulated-")))
     return out
-
-
-def judge_text(text: Text, simulated: bool, label: str) -> None:
-    """Append a judge's label; a simulated judge's SIMULATED stands out (added if missing)."""
-    label = one_line(label)
-    if simulated:
-        text.append("SIMULATED", style="bold yellow")
-        label = label.removeprefix("SIMULATED")
-        if not label.startswith(" "):
-            text.append(" ")
-    text.append(label)
 
 
 BADGE_ORDER = ("good", "questionable", "poor", "incomplete", "pending")

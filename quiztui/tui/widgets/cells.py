@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
 from quiztui.core.kscore import Badge
+
+if TYPE_CHECKING:
+    from quiztui.core.grading import GradeOutcome
 
 BADGE_STYLES: dict[str, str] = {
     Badge.GOOD: "bold green",
@@ -23,6 +27,7 @@ BADGE_STYLES: dict[str, str] = {
 }
 
 DASH = "–"
+UNSCORED_STYLE = "bold magenta"  # a grade or review that has no score (never shown as zero)
 _BREAKS = re.compile(r"[\r\n\t\v\f\u2028\u2029]+")
 
 
@@ -93,6 +98,24 @@ def keyed_cell(keyed: bool) -> Cell:
 
 def confidence_text(value: float | None) -> str:
     return DASH if value is None else f"{value:.2f}"
+
+
+def score_text(outcome: GradeOutcome | None) -> str:
+    """A grade's raw score, as the grader gave it (– when there is none)."""
+    if outcome is None or outcome.raw is None:
+        return DASH
+    return f"{outcome.raw:.3g}"
+
+
+def judge_text(text: Text, simulated: bool, label: str) -> None:
+    """Append a judge's label; a simulated judge's SIMULATED stands out (added if missing)."""
+    label = one_line(label)
+    if simulated:
+        text.append("SIMULATED", style="bold yellow")
+        label = label.removeprefix("SIMULATED")
+        if not label.startswith(" "):
+            text.append(" ")
+    text.append(label)
 
 
 def elapsed_text(seconds: float) -> str:
