@@ -8,7 +8,9 @@ the terminal: the TUI owns it, and headless output is the report and the progres
 
 Every record passes :class:`RedactingFilter` on its way to the file: the values of the API key
 variables the config names, and anything shaped like a bearer token, an ``x-api-key`` header or a
-``key=`` parameter, become ``[redacted]`` — in the message, its arguments and any traceback.
+``key=`` parameter, become ``[redacted]`` — in the message, its arguments and any traceback. The
+same filter makes the record terminal-safe (``core/terminal.terminal_safe``): a log line quoting a
+quiz or a reply carries no escape sequence for whoever reads the file with ``cat`` or ``tail -f``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from quiztui.core.terminal import terminal_safe
 from quiztui.locations import log_path
 
 if TYPE_CHECKING:
@@ -73,7 +76,7 @@ class RedactingFilter(logging.Filter):
             text = text.replace(secret, REDACTED)
         for pattern, replacement in _PATTERNS:
             text = pattern.sub(replacement, text)
-        return text
+        return terminal_safe(text)
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:

@@ -43,6 +43,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; all it prints passes the terminal sanitiser (``core/terminal.py``): quiz
+    text, model replies and server messages never put an escape sequence on the terminal."""
+    from quiztui.core.terminal import terminal_stream
+
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = terminal_stream(stdout), terminal_stream(stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # `quiztui QUIZ [options]` is `quiztui vet QUIZ [options]` in the TUI.
     position = first_positional(argv)

@@ -27,7 +27,7 @@ from quiztui.config import Config
 from quiztui.core.benchmark import CALIBRATIONS
 from quiztui.core.grading import GRADER_HELP, GRADERS, LLM_GRADERS, GradeItem
 from quiztui.errors import QuiztuiError
-from quiztui.report.writers import write_report
+from quiztui.report.writers import RAW_CSV_HELP, write_report
 
 
 def register(sub: Any, parents: Parents) -> None:
@@ -66,6 +66,7 @@ def register(sub: Any, parents: Parents) -> None:
     g.add_argument("--candidate", help="grade one answer: the candidate answer")
     g.add_argument("--format", choices=("text", "md", "json", "csv"), default="text")
     g.add_argument("-o", "--output", type=Path, help="write the report to this file")
+    g.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     g.add_argument("--tui", action="store_true", help="open the Grade (or Benchmark) screen")
 
 
@@ -162,7 +163,7 @@ async def _grade(
         text = report.grades_markdown(rows, summary, label)
     else:
         text = _grades_text(rows, summary)
-    write_report(text, args.output)
+    write_report(text, args.output, fmt=args.format, raw_csv=args.raw_csv)
     return 0
 
 

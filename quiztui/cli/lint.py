@@ -25,7 +25,7 @@ from quiztui.config import Config
 from quiztui.core.lint import FAIL_ON as LINT_FAIL_ON
 from quiztui.core.quiz import Quiz
 from quiztui.errors import ConfigError
-from quiztui.report.writers import md_cell, write_report
+from quiztui.report.writers import RAW_CSV_HELP, md_cell, write_report
 
 FORMATS = ("text", "md", "json", "csv")
 FAIL_ON = LINT_FAIL_ON
@@ -46,9 +46,20 @@ def register(sub: Any, parents: Parents) -> None:
         " configuration.",
     )
     p.set_defaults(handler=cmd_lint)
-    p.add_argument("quiz", type=Path, help="quiz file (Quizaic JSON/JSONL, Open Trivia DB, CSV)")
+    p.add_argument(
+        "quiz",
+        type=Path,
+        nargs="?",
+        help="quiz file (Quizaic JSON/JSONL, Open Trivia DB, CSV); not needed with --explain",
+    )
+    p.add_argument(
+        "--explain",
+        metavar="CODE",
+        help="print what a lint code finds and why it has its severity ('all': every code)",
+    )
     p.add_argument("--format", choices=FORMATS, default="text", help="report format")
     p.add_argument("-o", "--output", type=Path, help="write the report to this file")
+    p.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     p.add_argument(
         "--fail-on",
         dest="lint_fail_on",
@@ -75,15 +86,44 @@ def disabled_codes(values: list[str]) -> list[str]:
         raise ConfigError(f"--disable: {exc}") from None
 
 
+def explain(code: str) -> str:
+    """Each named code's severity, name, what it finds and why it has that severity."""
+    from quiztui.core.lint import CODES, check_codes
+
+    wanted = sorted(CODES) if code.strip().lower() == "all" else None
+    if wanted is None:
+        try:
+            wanted = sorted(check_codes([code]))
+        except ConfigError as exc:
+            raise ConfigError(f"--explain: {exc}") from None
+    blocks = []
+    for name in wanted:
+        info = CODES[name]
+        blocks.append(
+            f"{info.code} {info.name} ({info.severity}): {info.summary}\n  {info.rationale}"
+        )
+    return "\n".join(blocks) + "\n"
+
+
 def cmd_lint(config: Config, args: argparse.Namespace) -> int:
     from quiztui.formats import load_quiz
 
+    if args.explain is not None:
+        write_report(explain(args.explain), args.output)
+        return 0
+    if args.quiz is None:
+        raise ConfigError("lint: a quiz file is needed (or --explain CODE)")
     extra = disabled_codes(args.disable)
     fail_on = args.lint_fail_on or config.lint.fail_on
     quiz = load_quiz(args.quiz)
     report = lint_report(config, quiz, extra)
     render = {"text": report_text, "md": report_markdown, "json": report_json, "csv": report_csv}
-    write_report(render[args.format](report, quiz, fail_on), args.output)
+    write_report(
+        render[args.format](report, quiz, fail_on),
+        args.output,
+        fmt=args.format,
+        raw_csv=args.raw_csv,
+    )
     return 1 if report.fails(fail_on) else 0
 
 

@@ -19,7 +19,7 @@ from quiztui.cli._args import Parents, help_for
 from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
 from quiztui.errors import QuiztuiError
-from quiztui.report.writers import EXTENSIONS, FORMATS
+from quiztui.report.writers import EXTENSIONS, FORMATS, RAW_CSV_HELP
 
 
 def register(sub: Any, parents: Parents) -> None:
@@ -45,6 +45,7 @@ def register(sub: Any, parents: Parents) -> None:
     )
     p.add_argument("--format", choices=tuple(FORMATS), help="report format (default: from -o)")
     p.add_argument("-o", "--output", type=Path, help="write the report to this file")
+    p.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     p.add_argument("--db", type=Path, help="SQLite run store")
 
 
@@ -90,5 +91,6 @@ def cmd_report(config: Config, args: argparse.Namespace) -> int:
     except (KeyError, TypeError, ValueError) as exc:
         raise QuiztuiError(f"run {args.run_id}: its stored summary is unreadable: {exc}") from None
     fmt = format_for(args.output, args.format)
-    write_report(render_report(summary, fmt, _extras(config, record)), args.output)
+    report = render_report(summary, fmt, _extras(config, record), raw_csv=args.raw_csv)
+    write_report(report, args.output)
     return 0

@@ -32,7 +32,7 @@ from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
 from quiztui.core.quiz import Quiz
 from quiztui.core.review import CRITERIA, MODES, SHORT
-from quiztui.report.writers import write_report
+from quiztui.report.writers import RAW_CSV_HELP, write_report
 
 
 def register(sub: Any, parents: Parents) -> None:
@@ -75,6 +75,7 @@ def register(sub: Any, parents: Parents) -> None:
     )
     p.add_argument("--format", choices=("text", "md", "json", "csv"), default="text")
     p.add_argument("-o", "--output", type=Path, help="write the report to this file")
+    p.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     p.add_argument("--tui", action="store_true", help="open the Review screen")
 
 
@@ -178,7 +179,7 @@ async def _headless(quiz: Quiz, start: StartReview, mode: str, args: argparse.Na
         text = report_markdown(rows, summary, started)
     else:
         text = report_text(rows, summary, started)
-    write_report(text, args.output)
+    write_report(text, args.output, fmt=args.format, raw_csv=args.raw_csv)
     if summary.stopped:
         print(f"quiztui: error: {summary.stopped}", file=sys.stderr)
         return 2

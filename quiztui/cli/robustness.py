@@ -28,7 +28,7 @@ from quiztui.cli._args import Parents, help_for
 from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
 from quiztui.core.paraphrase import ANSWERED, QuestionRobustness
-from quiztui.report.writers import write_report
+from quiztui.report.writers import RAW_CSV_HELP, write_report
 
 METRIC_NAMES = (
     ("accuracy", "A", "accuracy of the original question"),
@@ -71,6 +71,7 @@ def register(sub: Any, parents: Parents) -> None:
     r.add_argument("--limit", action=Number, ge=1, le=INT64_MAX, help="only the first N questions")
     r.add_argument("--format", choices=("text", "md", "json", "csv"), default="text")
     r.add_argument("-o", "--output", type=Path, help="write the report to this file")
+    r.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     r.add_argument("--tui", action="store_true", help="open the Robustness screen")
     r.add_argument(
         "--fail-on-fragile", action="store_true", help="exit 1 when any question is fragile"
@@ -153,7 +154,7 @@ async def _run(
             )
     ordered = [results[i] for i in sorted(results)]
     text = render(args.format, ordered, summary, label, quiz.title)
-    write_report(text, args.output)
+    write_report(text, args.output, fmt=args.format, raw_csv=args.raw_csv)
     if summary is not None and summary.stopped:
         print(f"quiztui: robustness stopped: {summary.stopped}", file=sys.stderr)
     return 1 if args.fail_on_fragile and any(r.fragile for r in ordered) else 0
@@ -230,7 +231,9 @@ def render(
     if fmt == "csv":
         buffer = io.StringIO()
         rows = question_rows(results)
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else ["id"])
+        writer = csv.DictWriter(
+            buffer, fieldnames=list(rows[0]) if rows else ["id"], lineterminator="\n"
+        )
         writer.writeheader()
         writer.writerows(rows)
         return buffer.getvalue()

@@ -22,6 +22,7 @@ from quiztui.cli._args import Parents, help_for
 from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
 from quiztui.core.compare import Comparison
+from quiztui.core.terminal import RAW_CSV_HELP
 from quiztui.errors import QuiztuiError
 from quiztui.store.runs import RunListing
 
@@ -53,6 +54,7 @@ def register(sub: Any, parents: Parents) -> None:
     show = runs_sub.add_parser("show", parents=[common, db], help="print a stored run's report")
     show.add_argument("run_id", action=Number, ge=1, le=INT64_MAX)
     show.add_argument("--format", choices=("md", "json", "csv"), default="md")
+    show.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     compare = runs_sub.add_parser(
         "compare", parents=[common, db], help="compare two runs of the same quiz"
     )
@@ -64,7 +66,7 @@ def register(sub: Any, parents: Parents) -> None:
 def cmd_runs(config: Config, args: argparse.Namespace) -> int:
     command = getattr(args, "runs_command", None)
     if command == "show":
-        return cmd_show(config, args.run_id, args.format)
+        return cmd_show(config, args.run_id, args.format, raw_csv=args.raw_csv)
     if command == "compare":
         return cmd_compare(config, args.run_a, args.run_b, as_json=args.json)
     if getattr(args, "tui", False):
@@ -138,7 +140,7 @@ def cmd_list(config: Config, args: argparse.Namespace) -> int:
 # -- show ---------------------------------------------------------------------------------------
 
 
-def cmd_show(config: Config, run_id: int, fmt: str) -> int:
+def cmd_show(config: Config, run_id: int, fmt: str, *, raw_csv: bool = False) -> int:
     from quiztui.pipeline.history import load_run
     from quiztui.report import render_report
     from quiztui.store import Store
@@ -147,7 +149,7 @@ def cmd_show(config: Config, run_id: int, fmt: str) -> int:
         loaded = load_run(store, run_id)
     if loaded.note:
         print(f"quiztui: {loaded.note}", file=sys.stderr)
-    sys.stdout.write(render_report(loaded.summary, fmt))
+    sys.stdout.write(render_report(loaded.summary, fmt, raw_csv=raw_csv))
     return 0
 
 

@@ -21,6 +21,7 @@ from quiztui.cli import estimate as cli_estimate
 from quiztui.cli._args import Parents, help_for
 from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.core.kscore import BADGE_SEVERITY, Badge
+from quiztui.core.terminal import RAW_CSV_HELP
 
 if TYPE_CHECKING:
     from quiztui.assemble.vet import StartRun, VetRuns
@@ -48,6 +49,7 @@ def register(sub: Any, parents: Parents) -> None:
         help="report format (default: from the -o extension, else md)",
     )
     vet.add_argument("-o", "--output", type=Path, help="write the report to this file")
+    vet.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     vet.add_argument(
         "--fail-on", choices=("poor", "questionable", "never"), help="exit 1 threshold"
     )
@@ -115,6 +117,7 @@ async def headless(start_run: StartRun, progress: Progress) -> RunSummary | None
                 summary.tokens_in,
                 summary.tokens_out,
                 final=True,
+                estimated=summary.tokens_estimated,
             )
     return summary
 
@@ -195,7 +198,8 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
             summary = asyncio.run(headless(runs.start_run, Progress(sys.stderr)))
             assert summary is not None
             extras = ReportExtras(unjudged=quiz.unjudged, lint=lint.result())
-        report = render_report(summary, format_for(args.output, args.format), extras)
+        fmt = format_for(args.output, args.format)
+        report = render_report(summary, fmt, extras, raw_csv=args.raw_csv)
         if args.output:
             args.output.write_text(report, encoding="utf-8")
             print(

@@ -52,20 +52,25 @@ class Progress:
         tokens_in: int,
         tokens_out: int,
         final: bool = False,
+        estimated: bool = False,
     ) -> None:
         done = judged + unjudged
         now = self.clock()
         frac = done / total if total else 1.0
         line = (
             f"{done}/{total} {self.unit} ({frac:.0%}) · {self.missed} {unjudged} · requests {requests}"
-            f" · retries {retries} · tokens {tokens_in}/{tokens_out} · {now - self.start:.1f}s"
+            f" · retries {retries} · tokens {tokens_in}/{tokens_out}"
+            + (" (estimated)" if estimated else "")
+            + f" · {now - self.start:.1f}s"
         )
         if self.tty:
             if final or now - self.last_draw >= 0.1:
                 width = 30
                 bar = "█" * int(frac * width) + "░" * (width - int(frac * width))
-                self.stream.write(f"\r{bar} {line}\x1b[K" + ("\n" if final else ""))
-                self.stream.flush()
+                # Its own redraw codes pass the CLI's terminal-safe stream (core/terminal.py).
+                raw = getattr(self.stream, "unfiltered", self.stream)
+                raw.write(f"\r{bar} {line}\x1b[K" + ("\n" if final else ""))
+                raw.flush()
                 self.last_draw = now
         else:
             decile = int(frac * 10)

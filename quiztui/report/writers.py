@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from quiztui.core.terminal import RAW_CSV_HELP, csv_row, terminal_safe
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import QuestionSummary, RunSummary
 from quiztui.pipeline.summary import summary_to_dict
@@ -17,7 +18,16 @@ from quiztui.report.extras import NO_EXTRAS, ReportExtras
 from quiztui.report.html import to_html
 from quiztui.report.junit import to_junit
 
-__all__ = ["FORMATS", "NO_EXTRAS", "ReportExtras", "format_for", "render_report", "write_report"]
+__all__ = [
+    "FORMATS",
+    "NO_EXTRAS",
+    "RAW_CSV_HELP",
+    "ReportExtras",
+    "format_for",
+    "render_report",
+    "spreadsheet_safe",
+    "write_report",
+]
 
 
 def _letter(i: int | None) -> str:
@@ -52,7 +62,8 @@ def to_json(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def to_csv(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
+def to_csv(summary: RunSummary, extras: ReportExtras = NO_EXTRAS, *, raw: bool = False) -> str:
+    """Spreadsheet-safe cells (``core/terminal.csv_row``) unless ``raw`` (``--raw-csv``)."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(
@@ -76,28 +87,39 @@ def to_csv(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
     )
     for q in summary.questions:
         w.writerow(
-            [
-                q.question_id,
-                q.text,
-                q.options[q.key],
-                q.k,
-                len(q.options),
-                q.badge.value,
-                f"{q.confidence:.4f}",
-                "" if q.interval is None else f"{q.interval[0]:.4f}",
-                "" if q.interval is None else f"{q.interval[1]:.4f}",
-                "" if q.suggested_option is None else q.options[q.suggested_option],
-                "" if q.suggested_p is None else f"{q.suggested_p:.4f}",
-                sum(v is None for v in q.verdicts),
-                _p(q.graded, 4),
-                _p_true_list(q, ";", "", 4),
-                extras.lint_codes(q.question_id),
-            ]
+            csv_row(
+                [
+                    q.question_id,
+                    q.text,
+                    q.options[q.key],
+                    q.k,
+                    len(q.options),
+                    q.badge.value,
+                    f"{q.confidence:.4f}",
+                    "" if q.interval is None else f"{q.interval[0]:.4f}",
+                    "" if q.interval is None else f"{q.interval[1]:.4f}",
+                    "" if q.suggested_option is None else q.options[q.suggested_option],
+                    "" if q.suggested_p is None else f"{q.suggested_p:.4f}",
+                    sum(v is None for v in q.verdicts),
+                    _p(q.graded, 4),
+                    _p_true_list(q, ";", "", 4),
+                    extras.lint_codes(q.question_id),
+                ],
+                raw=raw,
+            )
         )
     for u in extras.unjudged:  # badge "not judged (type)"; the judged columns stay empty
-        w.writerow(
-            [u.id, u.text, "", "", "", f"not judged ({u.type})", *[""] * 8, extras.lint_codes(u.id)]
-        )
+        row = [
+            u.id,
+            u.text,
+            "",
+            "",
+            "",
+            f"not judged ({u.type})",
+            *[""] * 8,
+            extras.lint_codes(u.id),
+        ]
+        w.writerow(csv_row(row, raw=raw))
     return out.getvalue()
 
 
@@ -136,7 +158,9 @@ def to_markdown(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
         + (f" (of which {s.not_run} not run)" if s.not_run else "")
         + f", {s.cached} from cache",
         f"- Requests {s.requests}, retries {s.retries}, re-asked {s.reasked},"
-        f" tokens in {s.tokens_in} / out {s.tokens_out}, cost "
+        f" tokens in {s.tokens_in} / out {s.tokens_out}"
+        + (" (estimated: the server sent no usage)" if s.tokens_estimated else "")
+        + ", cost "
         + ("unknown (no price in [cost])" if s.cost is None else f"${s.cost:.4f}"),
         "- Badges: " + ", ".join(f"{k} {v}" for k, v in sorted(s.badge_counts.items())),
         "- Graded: P(key is the answer) from the judge's token P(true) per option (A / B / …),"
@@ -192,12 +216,35 @@ def format_for(output: Path | None, fmt: str | None, default: str = "md") -> str
     return default
 
 
-def render_report(summary: RunSummary, fmt: str, extras: ReportExtras = NO_EXTRAS) -> str:
-    return FORMATS[fmt](summary, extras)
+def render_report(
+    summary: RunSummary, fmt: str, extras: ReportExtras = NO_EXTRAS, *, raw_csv: bool = False
+) -> str:
+    """The report in ``fmt``, terminal-safe (``core/terminal.terminal_safe``) in every format."""
+    if fmt == "csv":
+        return terminal_safe(to_csv(summary, extras, raw=raw_csv))
+    return terminal_safe(FORMATS[fmt](summary, extras))
 
 
-def write_report(text: str, output: Path | None) -> None:
-    """A report to stdout, or to ``output`` with a note on stderr; a write error names the file."""
+def spreadsheet_safe(text: str) -> str:
+    """A CSV text made by ``csv.writer``, with every cell through ``core/terminal.csv_cell``."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for row in csv.reader(io.StringIO(text, newline="")):
+        writer.writerow(csv_row(row))
+    return out.getvalue()
+
+
+def write_report(
+    text: str, output: Path | None, *, fmt: str | None = None, raw_csv: bool = False
+) -> None:
+    """A report to stdout, or to ``output`` with a note on stderr; a write error names the file.
+
+    The text is made terminal-safe here too, whichever writer made it (lint, grade, review, …),
+    and a CSV (``fmt="csv"``) spreadsheet-safe unless ``raw_csv``.
+    """
+    if fmt == "csv" and not raw_csv:
+        text = spreadsheet_safe(text)
+    text = terminal_safe(text)
     if output is None:
         sys.stdout.write(text)
         return
