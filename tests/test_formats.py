@@ -109,7 +109,7 @@ def test_every_problem_in_a_file_is_reported(tmp_path: Path) -> None:
     lines = [
         '{"question": "", "responses": ["a", "b"], "correct": "a"}',
         '{"question": "Fine?", "responses": ["yes", "no"], "correct": "yes"}',
-        '{"question": "Dup?", "responses": ["x", "X", "y"], "correct": "z"}',
+        '{"question": "Dup?", "responses": ["x", "", "y"], "correct": "z"}',
         "{not json",
         '{"question": "One?", "responses": ["only"], "correct": "only"}',
     ]
@@ -119,7 +119,7 @@ def test_every_problem_in_a_file_is_reported(tmp_path: Path) -> None:
     found = info.value.all_lines()
     assert [p.line for p in info.value.problems] == [1, 3, 3, 4, 5]
     assert "field 'question': question text is empty" in found[0]
-    assert "field 'responses': duplicate option 'X'" in found[1]
+    assert "field 'responses': option 2 is empty" in found[1]
     assert "field 'correct': key 'z' is not among the options" in found[2]
     assert "line 4 col 2: invalid JSON" in found[3]
     assert "has 1 option" in found[4]
@@ -259,8 +259,8 @@ def test_csv_with_optional_columns_and_multiline_cell(tmp_path: Path) -> None:
 
 
 def test_csv_line_numbers_follow_physical_lines(tmp_path: Path) -> None:
-    text = 'question,correct,distractor1\n"Two\nlines",a,b\nBad one,x,X\n'
-    with pytest.raises(QuizFormatError, match="line 4: field 'distractor1': duplicate option"):
+    text = 'question,correct,distractor1,distractor2\n"Two\nlines",a,b,c\nBad one,,y,z\n'
+    with pytest.raises(QuizFormatError, match="line 4: field 'correct': option 1 is empty"):
         load_quiz(_write(tmp_path, "quiz.csv", text))
 
 

@@ -1,13 +1,16 @@
 """Per-question lint rules, and the text helpers every rule compares with.
 
-Texts are compared after ``normalise`` (HTML stripped, NFKC, case-folded, punctuation dropped).
-Near-duplicates (``near``) need a difflib ratio at the threshold and, word for word, no content
-word swapped for a different one; two texts whose numbers differ ("Mark I" / "Mark II",
-"T-800" / "T-888") are never near-duplicates.
+Options and stems are compared as ``textnorm.comparable`` keys: signs, digits, operators, logic
+and maths symbols and a formula's case are content; whitespace, quote styles, sentence
+punctuation and ordinary words' case are not. Near-duplicates (``near``) need the character ratio
+at the threshold and, word for word, no content word swapped for a different one; two formulas,
+or two texts whose numbers or symbols differ ("Mark I" / "Mark II", "T-800" / "T-888", "−23" /
+"23"), are never near-duplicates. ``normalise`` (words only) measures lengths and matches the
+"all of the above" patterns.
 
 The rules here look at one question at a time: the stem (L112 empty, L113 short, L106 an
 unemphasised negative), leftover HTML (L114), the options (L102 the key twice, L103
-near-duplicates, L105 all/none of the above) and the key (L101 out of range, L104 in the stem,
+near-duplicates, L105 all/none of the above, L116 an option repeated) and the key (L101 out of range, L104 in the stem,
 L107 much longer than every distractor).
 """
 
@@ -22,6 +25,14 @@ from typing import Any
 
 from quiztui.core.lint_model import LintFinding, LintSettings, item_finding
 from quiztui.core.quiz import Question
+from quiztui.core.textnorm import (
+    alike_words,
+    comparable,
+    is_formula,
+    ratio,
+    repeat_key,
+    skeleton,
+)
 
 # --- text helpers -----------------------------------------------------------------------------
 
@@ -34,13 +45,10 @@ _LEFTOVER_TAGS = frozenset(
     "a abbr blockquote br center div font h1 h2 h3 h4 h5 h6 hr img li ol p pre span table tbody"
     " td th tr ul".split()
 )
+_VOID_TAGS = frozenset(("br", "hr", "img"))
 _ABOUT_MARKUP = re.compile(r"\b(html|xml|markup|tags?|entity|entities)\b")
 _ROMAN = re.compile(r"^M{0,3}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_INTRA_HYPHEN = re.compile(r"(?<=\w)-(?=\w)")
-# Characters that change meaning ("-40" / "+40", "C++" / "C#", "1%" / "<1%"); other punctuation
-# (full stops, commas, quotes, brackets) does not.
-_SYMBOLS = frozenset("+-*/=<>#%^°$€£¥@~|\\×÷±√∞′″")
 # Grammar words: swapping or adding one does not make a different question (near-duplicates).
 FUNCTION_WORDS = frozenset(
     "a an the of in on at to for from by with and or but is are was were be been being which what"
@@ -50,23 +58,19 @@ FUNCTION_WORDS = frozenset(
 
 
 def normalise(text: str) -> str:
-    """Text as compared: tags dropped, entities decoded, NFKC, case-folded, punctuation removed."""
+    """The words of a text: tags dropped, entities decoded, NFKC, case-folded, every symbol dropped.
+
+    For lengths and word patterns only; options and stems are compared with ``comparable``.
+    """
     text = html.unescape(_TAG.sub(" ", text))
     text = unicodedata.normalize("NFKC", text).casefold().replace("&", " and ")
     text = re.sub(r"['’ʼ]", "", text)
     return " ".join("".join(ch if ch.isalnum() else " " for ch in text).split())
 
 
-def _numbers(raw: str) -> tuple[str, ...]:
-    """The numbers in a text: digit runs and upper-case Roman numerals ("II", "XIV")."""
-    digits = re.findall(r"\d+", unicodedata.normalize("NFKC", raw))
-    romans = [w for w in re.findall(r"\b[IVXLCDM]+\b", raw) if _ROMAN.match(w)]
-    return tuple(sorted(digits + romans))
-
-
-def _symbols(raw: str) -> tuple[str, ...]:
-    text = _INTRA_HYPHEN.sub("", html.unescape(_TAG.sub(" ", raw)))
-    return tuple(sorted(ch for ch in unicodedata.normalize("NFKC", text) if ch in _SYMBOLS))
+def _romans(raw: str) -> tuple[str, ...]:
+    """The upper-case Roman numerals in a text ("II", "XIV"), in order."""
+    return tuple(w for w in re.findall(r"\b[IVXLCDM]+\b", raw) if _ROMAN.match(w))
 
 
 def contains(haystack: str, needle: str) -> bool:
@@ -84,36 +88,45 @@ def show(text: str, limit: int = 40) -> str:
 
 
 def similarity(a: str, b: str, threshold: float) -> float | None:
-    """difflib ratio of two normalised texts when it reaches ``threshold``, else None."""
+    """The ratio of two compared texts when it reaches ``threshold``, else None."""
     if a == b:
         return 1.0
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    if matcher.real_quick_ratio() < threshold or matcher.quick_ratio() < threshold:
-        return None
-    ratio = matcher.ratio()
-    return ratio if ratio >= threshold else None
+    value = ratio(a, b, threshold)
+    return value if value >= threshold else None
 
 
 def near(raw_a: str, raw_b: str, threshold: float) -> float | None:
-    """How alike two texts are (1.0: the same once normalised), or None when they differ.
+    """How alike two texts are (1.0: the same once compared), or None when they differ.
 
-    Texts the same but for spacing are alike whatever their ratio. Otherwise near-duplicates need a difflib ratio of the normalised texts at ``threshold`` and, word for
-    word, no real difference: a changed word must itself be alike ("Melbourne" / "Melborne") or be
-    a grammar word ("which" / "what"); an added word must be a grammar word; a run of words may
-    differ only in spacing ("Lord Genome" / "Lordgenome"). So "Josh DeSeno" / "John DeSeno",
-    "George W. Bush" / "George H. W. Bush" and "capital of Iran" / "capital of Iraq" are different
-    answers however close their letters. Texts whose numbers ("T-800" / "T-888", "Mark I" /
-    "Mark II") or meaningful symbols ("-40" / "+40", "C++" / "C#") differ are never alike.
+    Texts are compared as ``comparable`` keys (symbols, signs, digits and a formula's case are
+    content). Two different formulas are never alike, nor are texts whose numbers and symbols
+    ("T-800" / "T-888", "Mark I" / "Mark II", "-40" / "+40", "C++" / "C#") differ in any way or
+    order. Otherwise near-duplicates need the character ratio at ``threshold`` and, word for word,
+    no real difference: a changed word must be the same word misspelled (``alike_words``: the
+    ratio and the same first letter, so "Melbourne" / "Melborne" but not "Depolarization" /
+    "Repolarization" or "Either" / "Neither") or a grammar word ("which" / "what"); an added word
+    must be a grammar word; a run of words may differ only in spacing ("Lord Genome" /
+    "Lordgenome"). So "Josh DeSeno" / "John DeSeno", "George W. Bush" / "George H. W. Bush" and
+    "capital of Iran" / "capital of Iraq" are different answers however close their letters.
     """
-    if _numbers(raw_a) != _numbers(raw_b) or _symbols(raw_a) != _symbols(raw_b):
-        return None
-    a, b = normalise(raw_a), normalise(raw_b)
+    a, b = comparable(raw_a), comparable(raw_b)
     if not a or not b:
         return None
+    if a == b:
+        return 1.0
+    return near_keys(a, b, threshold, raw_a, raw_b)
+
+
+def near_keys(a: str, b: str, threshold: float, raw_a: str, raw_b: str) -> float | None:
+    """``near`` for two different, non-empty ``comparable`` keys of ``raw_a`` and ``raw_b``."""
+    if is_formula(raw_a) or is_formula(raw_b):
+        return None
+    if skeleton(a) != skeleton(b) or _romans(raw_a) != _romans(raw_b):
+        return None
     if a.replace(" ", "") == b.replace(" ", ""):
-        return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
-    ratio = similarity(a, b, threshold)
-    if ratio is None:
+        return ratio(a, b)
+    value = similarity(a, b, threshold)
+    if value is None:
         return None
     words_a, words_b = a.split(), b.split()
     ops = difflib.SequenceMatcher(None, words_a, words_b, autojunk=False).get_opcodes()
@@ -124,14 +137,14 @@ def near(raw_a: str, raw_b: str, threshold: float) -> float | None:
         if tag == "replace" and len(left) == len(right):
             for x, y in zip(left, right, strict=True):
                 both_grammar = x in FUNCTION_WORDS and y in FUNCTION_WORDS
-                if not both_grammar and similarity(x, y, threshold) is None:
+                if not both_grammar and not alike_words(x, y, threshold):
                     return None
         elif tag == "replace":
-            if similarity("".join(left), "".join(right), threshold) is None:
+            if not alike_words("".join(left), "".join(right), threshold):
                 return None
         else:
             return None  # a content word added or dropped
-    return ratio
+    return value
 
 
 def is_boolean(q: Question) -> bool:
@@ -151,11 +164,18 @@ _ABOVE = re.compile(
     r"|(?:both )?[a-e] and [a-e]$"
     r"|neither [a-e] nor [a-e]$)"
 )
-_NEGATIVE = re.compile(
-    r"(?<![\w])(not|except|least|cannot|false|incorrect|untrue|\w+n['’]t)(?!\w)", re.I
-)
+# Contractions ("don't", "isn't") are not counted: grammar exercises are full of them, and a
+# question that means "NOT" writes it out.
+_NEGATIVE = re.compile(r"(?<![\w'’])(not|except|least|cannot|false|incorrect|untrue)(?!\w)", re.I)
 # Quotations and asides: a negative inside them ("Do not pass Go") is not the stem's.
 _ASIDES = re.compile(r"\"[^\"]*\"|“[^”]*”|‘[^’]*’|(?<!\w)'(?:[^']|'(?=\w))+'(?!\w)|\([^()]*\)")
+# Example text: code, what follows "e.g." / "for example" / "example:" to the end of its
+# sentence, and a sentence with a blank to fill ("She ___ not like it.").
+_EXAMPLES = re.compile(
+    r"`[^`]*`|\b(?:e\.g\.|i\.e\.|for example|for instance|examples?:)[^.?!]*"
+    r"|[^.?!:]*_{2,}[^.?!]*",
+    re.I,
+)
 _EMPHASIS_TAG = re.compile(r"<\s*(b|strong|em|i|u)\s*>\s*$", re.I)
 _NOT_NEGATIVE = {  # (word, words before, words after) that qualify rather than negate
     ("least", ("at",), ()),
@@ -188,9 +208,27 @@ def _stem_findings(item: Any, s: LintSettings) -> list[LintFinding]:
 
 
 def _html_leftovers(text: str) -> list[str]:
-    found = [m.group() for m in _TAG.finditer(text) if m.group(1).lower() in _LEFTOVER_TAGS]
+    """Real HTML: a leftover tag that is void (<br>) or has its partner (<p>…</p>), or an entity.
+
+    A lone "<p>" is maths notation (the subgroup generated by p), not a leftover.
+    """
+    found = [
+        m.group()
+        for m in _TAG.finditer(text)
+        if m.group(1).lower() in _LEFTOVER_TAGS and _real_tag(text, m)
+    ]
     found += _ENTITY.findall(text)
     return list(dict.fromkeys(found))
+
+
+def _real_tag(text: str, m: re.Match[str]) -> bool:
+    name = m.group(1).lower()
+    if name in _VOID_TAGS:
+        return True
+    if m.group().lstrip("< ").startswith("/"):
+        before = text[: m.start()]
+        return re.search(rf"<\s*{name}\b[^<>]*>", before, re.I) is not None
+    return re.search(rf"<\s*/\s*{name}\s*>", text[m.end() :], re.I) is not None
 
 
 def _html_finding(item: Any, options: Sequence[str]) -> list[LintFinding]:
@@ -214,11 +252,13 @@ def _html_finding(item: Any, options: Sequence[str]) -> list[LintFinding]:
 def _negative_finding(q: Question) -> list[LintFinding]:
     """L106: a negative word in the stem, written neither upper case nor marked up.
 
-    Not counted: words inside quotations or parentheses, "at least", "not only", "not
-    including", "or not", "true or false", and "false"/"incorrect"/"untrue" in a stem that is not
-    a question (a statement may call a thing false).
+    Not counted: contractions ("don't"), words inside quotations, parentheses or example text
+    (code, after "e.g." / "for example", a sentence with a ___ blank), "at least", "not only",
+    "not including", "or not", "true or false", and "false"/"incorrect"/"untrue" in a stem that is
+    not a question (a statement may call a thing false).
     """
     text = _ASIDES.sub(lambda m: " " * len(m.group()), q.text)
+    text = _EXAMPLES.sub(lambda m: " " * len(m.group()), text)
     lower = text.lower()
     question_like = "?" in text or bool(
         re.match(r"\s*(which|what|who|where|when|how|why)\b", lower)
@@ -255,16 +295,35 @@ def _negative_finding(q: Question) -> list[LintFinding]:
 
 
 def _option_findings(q: Question, s: LintSettings, key_ok: bool) -> list[LintFinding]:
-    """L102 (an option the same as the key), L103 (near-duplicates), L105 (all/none of above)."""
+    """L116 (an option repeated), L102 (an option the same as the key), L103 (near-duplicates),
+    L105 (all/none of the above). A repeated pair is L116 only."""
     out = []
+    repeats = [repeat_key(o) for o in q.options]
+    keys = [comparable(o) for o in q.options]
     for i in range(len(q.options)):
         for j in range(i + 1, len(q.options)):
-            ratio = near(q.options[i], q.options[j], s.option_similarity)
-            if ratio is None:
-                continue
             pair = f"{show(q.options[i])} / {show(q.options[j])}"
             has_key = key_ok and q.key in (i, j)
-            if ratio == 1.0 and has_key:
+            key_note = f" (option {q.key + 1} is the key)" if has_key else ""
+            if repeats[i] and repeats[i] == repeats[j]:
+                out.append(
+                    item_finding(
+                        "L116",
+                        q,
+                        f"options {i + 1} and {j + 1} are the same option repeated{key_note}:"
+                        f" {pair}",
+                    )
+                )
+                continue
+            if not keys[i] or not keys[j]:
+                continue
+            if keys[i] == keys[j]:
+                value: float | None = 1.0
+            else:
+                value = near_keys(keys[i], keys[j], s.option_similarity, q.options[i], q.options[j])
+            if value is None:
+                continue
+            if value == 1.0 and has_key:
                 other = j if q.key == i else i
                 out.append(
                     item_finding(
@@ -275,13 +334,12 @@ def _option_findings(q: Question, s: LintSettings, key_ok: bool) -> list[LintFin
                     )
                 )
             else:
-                what = "the same once normalised" if ratio == 1.0 else "near-duplicates"
-                key_note = f" (option {q.key + 1} is the key)" if has_key else ""
+                what = "the same once normalised" if value == 1.0 else "near-duplicates"
                 out.append(
                     item_finding(
                         "L103",
                         q,
-                        f"options {i + 1} and {j + 1} are {what} (ratio {ratio:.2f}){key_note}:"
+                        f"options {i + 1} and {j + 1} are {what} (ratio {value:.2f}){key_note}:"
                         f" {pair}",
                     )
                 )
@@ -303,9 +361,11 @@ def _key_findings(q: Question, s: LintSettings) -> list[LintFinding]:
     out = []
     norm = [normalise(o) for o in q.options]
     key = norm[q.key]
-    stem = normalise(q.text)
-    if len(key) >= s.giveaway_min_chars and contains(stem, key):
-        others = [o for i, o in enumerate(norm) if i != q.key and len(o) >= 2]
+    # Containment compares symbols and signs too ("-7" is not in "what is 3 + 7?").
+    compared = [comparable(o, fold_case=True) for o in q.options]
+    stem = comparable(q.text, fold_case=True)
+    if len(key) >= s.giveaway_min_chars and contains(stem, compared[q.key]):
+        others = [o for i, o in enumerate(compared) if i != q.key and len(o) >= 2]
         if not any(contains(stem, o) for o in others):
             out.append(
                 item_finding("L104", q, f"the key {show(q.options[q.key])} appears in the stem")

@@ -28,46 +28,139 @@ class CodeInfo:
     severity: str
     name: str
     summary: str
+    rationale: str  # why this severity (``quiztui lint --explain CODE``)
 
 
+# Severity: error = the question cannot be judged or scored as written (a CI job should fail);
+# warning = a likely flaw a person should look at (a style or statistics rule, sometimes meant);
+# info = worth knowing, rarely wrong.
 CODES: dict[str, CodeInfo] = {
     info.code: info
     for info in (
-        CodeInfo("L101", "error", "key-out-of-range", "the key index names no option"),
         CodeInfo(
-            "L102", "error", "key-ambiguous", "another option is the key again once normalised"
+            "L101",
+            "error",
+            "key-out-of-range",
+            "the key index names no option",
+            "error: the question has no key, so no option can be scored right.",
         ),
-        CodeInfo("L103", "warning", "near-duplicate-options", "two options are (near-)duplicates"),
         CodeInfo(
-            "L104", "warning", "key-in-stem", "the key's text is in the stem (no distractor's is)"
+            "L102",
+            "error",
+            "key-ambiguous",
+            "another option is the key again once normalised",
+            "error: two options say the same thing (only case, spacing, quotes or sentence"
+            " punctuation differ; signs, digits, symbols and a formula's case count) and one is"
+            " the key, so the same answer is keyed both right and wrong.",
+        ),
+        CodeInfo(
+            "L103",
+            "warning",
+            "near-duplicate-options",
+            "two options are (near-)duplicates",
+            "warning: one option looks like another misspelled; usually a slip, but real"
+            " look-alike words exist, so a person decides.",
+        ),
+        CodeInfo(
+            "L104",
+            "warning",
+            "key-in-stem",
+            "the key's text is in the stem (no distractor's is)",
+            "warning: the stem gives the answer away to a test-wise reader; sometimes the"
+            ' repetition is meant ("which of these ...").',
         ),
         CodeInfo(
             "L105",
             "warning",
             "all-none-of-the-above",
             "an option is all/none of the above, both A and B",
+            "warning: an item-writing style guideline (such options reward partial knowledge),"
+            " not an error in the question.",
         ),
         CodeInfo(
-            "L106", "warning", "negative-stem", "a negative (not, except, least…) is not emphasised"
-        ),
-        CodeInfo("L107", "info", "long-key", "the key is much longer than every distractor"),
-        CodeInfo(
-            "L108", "warning", "longest-key-bias", "quiz: the key is the longest option too often"
-        ),
-        CodeInfo(
-            "L109", "warning", "key-position-bias", "quiz: key positions are far from uniform"
+            "L106",
+            "warning",
+            "negative-stem",
+            "a negative (not, except, least…) is not emphasised",
+            "warning: a style guideline (readers miss an unemphasised NOT); contractions,"
+            " quotations and example text are not counted.",
         ),
         CodeInfo(
-            "L110", "warning", "duplicate-question", "the stem near-duplicates an earlier one"
+            "L107",
+            "info",
+            "long-key",
+            "the key is much longer than every distractor",
+            "info: a long key is a cue test-wise readers use, but precise keys are often long.",
         ),
         CodeInfo(
-            "L111", "warning", "answered-elsewhere", "another question's stem gives the key away"
+            "L108",
+            "warning",
+            "longest-key-bias",
+            "quiz: the key is the longest option too often",
+            "warning: a quiz-level statistical test (p < alpha); a pattern to look at, not a"
+            " faulty question.",
         ),
-        CodeInfo("L112", "error", "empty-stem", "the stem has no text"),
-        CodeInfo("L113", "warning", "short-stem", "the stem is very short"),
-        CodeInfo("L114", "warning", "html-leftover", "HTML tags or entities left in the text"),
         CodeInfo(
-            "L115", "warning", "true-false-imbalance", "quiz: True keyed far from half the time"
+            "L109",
+            "warning",
+            "key-position-bias",
+            "quiz: key positions are far from uniform",
+            "warning: a quiz-level statistical test (p < alpha); a pattern to look at, not a"
+            " faulty question.",
+        ),
+        CodeInfo(
+            "L110",
+            "warning",
+            "duplicate-question",
+            "the stem near-duplicates an earlier one",
+            "warning: a repeated question wastes a slot and may be meant (a retest), so a"
+            " person decides.",
+        ),
+        CodeInfo(
+            "L111",
+            "warning",
+            "answered-elsewhere",
+            "another question's stem gives the key away",
+            "warning: a cue across questions; it only matters when both appear in one sitting.",
+        ),
+        CodeInfo(
+            "L112",
+            "error",
+            "empty-stem",
+            "the stem has no text",
+            "error: there is no question to judge.",
+        ),
+        CodeInfo(
+            "L113",
+            "warning",
+            "short-stem",
+            "the stem is very short",
+            'warning: a very short stem is often unclear, but some are fine ("Largest ocean?").',
+        ),
+        CodeInfo(
+            "L114",
+            "warning",
+            "html-leftover",
+            "HTML tags or entities left in the text",
+            "warning: leftover markup from a copy-paste shows as code to a reader; only real"
+            " tags (void, or with a closing partner) and entities count, since <p> is also maths.",
+        ),
+        CodeInfo(
+            "L115",
+            "warning",
+            "true-false-imbalance",
+            "quiz: True keyed far from half the time",
+            "warning: a quiz-level statistical test (p < alpha); a pattern to look at, not a"
+            " faulty question.",
+        ),
+        CodeInfo(
+            "L116",
+            "error",
+            "repeated-option",
+            "the same option appears twice",
+            "error: the question offers one option twice (only spacing, quote style or an"
+            " ordinary word's case differ); if it is the key, the same answer is keyed both right"
+            " and wrong, else a distractor slot is wasted. The quiz still loads and vets.",
         ),
     )
 }

@@ -86,17 +86,11 @@ class QuizBuilder:
 
         if not text:
             report("question text is empty", raw.question_field)
-        seen: dict[str, int] = {}
+        # A repeated option is not a load error: the quiz loads and lint reports it (L116).
         for i, option in enumerate(options):
             name = raw.option_fields[i] if i < len(raw.option_fields) else raw.options_field
             if not option:
                 report(f"option {i + 1} is empty", name)
-                continue
-            first = seen.setdefault(normalise(option), i)
-            if first != i:
-                other = raw.option_fields[first] if first < len(raw.option_fields) else name
-                same = f"option {first + 1}" if other == name else f"field '{other}'"
-                report(f"duplicate option {show(option)} (same as {same})", name)
         if len(options) < 2:
             plural = "" if len(options) == 1 else "s"
             report(
@@ -149,11 +143,14 @@ class QuizBuilder:
 
 
 def _find(options: list[str], wanted: str) -> int | None:
-    """Index of the option equal to ``wanted``: exactly, else loosely if that is unambiguous."""
+    """Index of the option equal to ``wanted``: exactly, else loosely (case and spacing).
+
+    Several loose matches are one option repeated (lint's L116): the first is the key.
+    """
     if wanted in options:
         return options.index(wanted)
     loose = [i for i, option in enumerate(options) if normalise(option) == normalise(wanted)]
-    return loose[0] if len(loose) == 1 else None
+    return loose[0] if loose else None
 
 
 def _clean(value: str | None) -> str | None:
