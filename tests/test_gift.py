@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quiztui.core.bank import TEXT_FORMATS, Bank, Choice, Item, Text
+from quiztui.core.bank import TEXT_FORMATS, Bank, Choice, Item, SubQuestion, Text
 from quiztui.errors import QuizFormatError, QuiztuiError
 from quiztui.formats import gift
 
@@ -479,10 +479,52 @@ def _choices(draw: st.DrawFn, kind: str) -> tuple[Choice, ...]:
     return ()
 
 
+_CLOZE_KINDS = st.sampled_from(["SA", "SHORTANSWER", "MC", "MCV", "MULTICHOICE_H", "NM", "MR"])
+_CLOZE_SPECS = st.sampled_from(["1822", "-1", "3.1415:0.0005", "1822:5", "0.5", "*"])
+_CLOZE_WORDS = _WORDS.filter(lambda w: "{#" not in w)
+
+
+@st.composite
+def _blank(draw: st.DrawFn) -> SubQuestion:
+    """One embedded answer as the Cloze reader gives it: answers and feedback are html text,
+    numerical answers plain; '=' is right with no weight, '%100%' right with weight 100."""
+    kind = draw(_CLOZE_KINDS)
+    numerical = kind == "NM"
+    least = 2 if kind in ("MC", "MCV", "MULTICHOICE_H", "MR") else 1
+    choices = []
+    for _ in range(draw(st.integers(least, 4))):
+        weight = draw(_WEIGHTS)
+        text = Text(draw(_CLOZE_SPECS), "plain") if numerical else Text(draw(_WORDS), "html")
+        feedback = draw(st.none() | _WORDS.map(lambda w: Text(w, "html")))
+        correct = weight == 100 if weight is not None else draw(st.booleans())
+        choices.append(Choice(text, correct=correct, weight=weight, feedback=feedback))
+    return SubQuestion(
+        kind=kind, choices=tuple(choices), mark=draw(st.sampled_from(["", "1", "2"]))
+    )
+
+
+@st.composite
+def _cloze_item(draw: st.DrawFn, fmt: str) -> Item:
+    blanks = draw(st.lists(_blank(), min_size=1, max_size=3))
+    parts: list[str] = [draw(_CLOZE_WORDS)]
+    for k in range(1, len(blanks) + 1):
+        parts += [f"{{#{k}}}", draw(st.just("") | _CLOZE_WORDS)]
+    return Item(
+        type="multianswer",
+        stem=Text(" ".join(p for p in parts if p), fmt),
+        subquestions=tuple(blanks),
+        title=draw(st.none() | _WORDS),
+        ident=draw(st.none() | _LABELS),
+        category=draw(st.none() | _stripped("abcXYZ019/$ :-")),
+    )
+
+
 @st.composite
 def _items(draw: st.DrawFn) -> Item:
     kind = draw(st.sampled_from(sorted(gift._TYPES)))
     fmt = draw(_FORMATS)
+    if kind == "multianswer":
+        return draw(_cloze_item(fmt))
     description = kind == "description"
     stem_text = draw(_WORDS if description else st.just("") | _WORDS)
     return Item(

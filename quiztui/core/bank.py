@@ -9,7 +9,9 @@ out of ``bank_quiz`` as ``Unjudged`` rows, so nothing is lost on the way back ou
 Conventions every format follows:
 
 - ``Item.type`` is Moodle's type name: ``multichoice``, ``truefalse``, ``shortanswer``,
-  ``numerical``, ``matching``, ``essay``, ``description``; a Moodle XML type this model does not
+  ``numerical``, ``matching``, ``essay``, ``description``, ``multianswer`` (embedded answers,
+  Cloze: ``subquestions``, one per blank, the stem holding ``{#k}`` where blank k is); a Moodle
+  XML type this model does not
   describe (``calculated``, ``ordering``, ``gapselect``, ...) keeps its name and its source text in
   ``Item.raw`` and is written back verbatim by its own format.
 - A true/false item has exactly two choices, ``True`` then ``False``; the right one is
@@ -56,6 +58,46 @@ class Choice:
     match: str | None = None  # matching: the answer paired with this sub-question
 
 
+# Moodle's embedded-answer (Cloze) sub-question types, as qtype_multianswer spells them
+# (ANSWER_TYPE_DEF_REGEX, case-sensitive), each with the family it is read as.
+CLOZE_TYPES: dict[str, str] = {
+    **dict.fromkeys(("NUMERICAL", "NM"), "numerical"),
+    **dict.fromkeys(
+        (
+            *("MULTICHOICE", "MC", "MULTICHOICE_V", "MCV", "MULTICHOICE_H", "MCH"),
+            *("MULTICHOICE_S", "MCS", "MULTICHOICE_VS", "MCVS", "MULTICHOICE_HS", "MCHS"),
+        ),
+        "multichoice",
+    ),
+    **dict.fromkeys(("SHORTANSWER", "SA", "MW", "SHORTANSWER_C", "SAC", "MWC"), "shortanswer"),
+    **dict.fromkeys(("REGEXP", "RX", "REGEXP_C", "RXC"), "regexp"),
+    **dict.fromkeys(
+        (
+            *("MULTIRESPONSE", "MR", "MULTIRESPONSE_H", "MRH"),
+            *("MULTIRESPONSE_S", "MRS", "MULTIRESPONSE_HS", "MRHS"),
+        ),
+        "multiresponse",
+    ),
+}
+# Where sub-question k sits in an embedded-answers stem: Moodle's own placeholder, ``{#k}``.
+BLANK = re.compile(r"\{#(\d+)\}")
+
+
+@dataclass(frozen=True)
+class SubQuestion:
+    """One blank of an embedded-answers (Cloze) item: ``{2:MC:~a~=b}`` is kind ``MC`` (as
+    written), mark ``2`` (the grade; "" when left out, which Moodle reads as 1)."""
+
+    kind: str
+    choices: tuple[Choice, ...]
+    mark: str = ""
+
+    @property
+    def family(self) -> str:
+        """multichoice, multiresponse, shortanswer, numerical or regexp."""
+        return CLOZE_TYPES[self.kind]
+
+
 @dataclass(frozen=True)
 class Item:
     type: str
@@ -71,6 +113,8 @@ class Item:
     # Format details carried through a round trip unchanged (Moodle XML <shuffleanswers>, ...).
     extra: tuple[tuple[str, str], ...] = ()
     raw: str | None = None  # source text of a type kept verbatim (see the module docstring)
+    # multianswer (embedded answers, Cloze): the blanks, in order; the stem holds ``{#k}``.
+    subquestions: tuple[SubQuestion, ...] = ()
     line: int | None = None  # 1-based line where the item starts in the source
     span: tuple[int, int] | None = None
 
@@ -118,7 +162,15 @@ def question_id(index: int) -> str:
 
 
 def item_index(question_id_: str) -> int:
-    return int(question_id_[1:]) - 1
+    """The bank index of a quiz id: ``q3`` and the blanks of an embedded-answers item,
+    ``q3.1``, ``q3.2``, are all item 2."""
+    return int(question_id_[1:].split(".", 1)[0]) - 1
+
+
+def blank_number(question_id_: str) -> int | None:
+    """``q3.2`` -> 2 (blank 2 of an embedded-answers item); ``q3`` -> None."""
+    _, dot, blank = question_id_.partition(".")
+    return int(blank) if dot else None
 
 
 def why_not_judged(item: Item) -> str | None:
@@ -178,10 +230,72 @@ def stem_plain(item: Item) -> str:
     return stem
 
 
+def why_blank_not_judged(sub: SubQuestion) -> str | None:
+    """None when a blank is judged like a multiple-choice question, else why not: short-answer,
+    numerical and regular-expression blanks are "short answer"."""
+    family = sub.family
+    if family == "multiresponse":
+        return "multi-answer"
+    if family != "multichoice":
+        return "short answer"
+    return why_not_judged(Item(type="multichoice", stem=Text(""), choices=sub.choices))
+
+
+def blank_context(item: Item, number: int) -> str:
+    """The stem as plain text with blank ``number`` shown as ``___`` and every other blank
+    filled with its first right answer (``___`` when it has none)."""
+
+    def fill(match: re.Match[str]) -> str:
+        k = int(match.group(1))
+        if k == number or not 1 <= k <= len(item.subquestions):
+            return "___"
+        sub = item.subquestions[k - 1]
+        right = [c for c in sub.choices if c.correct] or [
+            c for c in sub.choices if c.weight is not None and c.weight > 0
+        ]
+        if not right:
+            return "___"
+        shown = right[0].text.plain()
+        return shown.split(":", 1)[0] if sub.family == "numerical" else shown
+
+    return BLANK.sub(fill, item.stem.plain())
+
+
+def _blank_rows(item: Item, index: int) -> tuple[list[Question], list[Unjudged]]:
+    """The judged questions and unjudged rows of an embedded-answers item, one per blank."""
+    questions: list[Question] = []
+    unjudged: list[Unjudged] = []
+    for number, sub in enumerate(item.subquestions, start=1):
+        qid = f"{question_id(index)}.{number}"
+        text = blank_context(item, number)
+        reason = why_blank_not_judged(sub)
+        if reason is not None:
+            unjudged.append(Unjudged(id=qid, text=text, type=reason, source_line=item.line))
+            continue
+        choices = Item(type="multichoice", stem=Text(""), choices=sub.choices)
+        questions.append(
+            Question(
+                id=qid,
+                text=text,
+                options=tuple(c.text.plain() for c in sub.choices),
+                key=_right_choices(choices)[0],
+                category=item.category,
+                kind="multiple",
+                source_line=item.line,
+            )
+        )
+    return questions, unjudged
+
+
 def bank_quiz(bank: Bank) -> Quiz:
     questions: list[Question] = []
     unjudged: list[Unjudged] = []
     for index, item in enumerate(bank.items):
+        if item.type == "multianswer" and item.subquestions:
+            judged, kept = _blank_rows(item, index)
+            questions += judged
+            unjudged += kept
+            continue
         reason = why_not_judged(item)
         if reason is None:
             questions.append(item_question(item, index))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from quiztui.core.bank import (
     ANNOTATION_PREFIX,
@@ -34,9 +34,11 @@ from quiztui.core.bank import (
     Bank,
     Choice,
     Item,
+    SubQuestion,
     Text,
 )
 from quiztui.errors import QuizFormatError, QuizProblem
+from quiztui.formats import cloze
 from quiztui.formats.gift_writer import _NUMERICAL
 
 # Re-exported: the format registry calls the writer through this module; tests read _TYPES here.
@@ -164,6 +166,8 @@ class _Reader:
             title = _join(_strip(chars[2:close]), collapse=True) or None
             chars = _strip(chars[close + 2 :])
         brace = _find(chars, "{}")
+        if brace is not None and cloze.START.match(self.text, chars[brace].start):
+            return self._cloze(chars, title, comments, start, end)
         if brace is None:
             stem = _rich(chars, "moodle")
             if not stem.text and title is None:
@@ -195,6 +199,44 @@ class _Reader:
         kind, choices, feedback = answers
         end = tail_chars[-1].end if tail_chars else chars[close].end
         return self._item(kind, stem, choices, feedback, tail, title, comments, start, end)
+
+    def _cloze(
+        self, chars: list[_Ch], title: str | None, comments: list[str], start: int, end: int
+    ) -> Item | None:
+        """A question whose text holds embedded answers (``{1:SA:=word}``): one item, each
+        blank a sub-question, the stem holding ``{#k}`` where blank k was (see ``cloze``)."""
+        pieces: list[_Ch] = []
+        subs: list[SubQuestion] = []
+        i = 0
+        while (brace := _find(chars, "{}", i)) is not None:
+            at = chars[brace].start
+            match = cloze.START.match(self.text, at) if chars[brace].c == "{" else None
+            if match is None:
+                self.problem(
+                    f"'{chars[brace].c}' in a question with embedded answers: every '{{' must"
+                    " open one such as {1:SA:=word} or {1:MC:~wrong~=right}",
+                    at,
+                    "answers",
+                )
+                return None
+            close = _find(chars, "{}", brace + 1)
+            if close is None or chars[close].c == "{":
+                self.problem("'{' is never closed by '}'", at, "answers")
+                return None
+            kind, mark = match.group(2), match.group(1)
+            try:
+                sub = cloze.sub_question(kind, mark, self.text, match.end(), chars[close].start)
+            except cloze.ClozeError as exc:
+                self.problem(exc.message, exc.offset, "answers")
+                return None
+            subs.append(sub)
+            pieces += chars[i:brace] + [_Ch(c, at, at, True) for c in f"{{#{len(subs)}}}"]
+            i = close + 1
+        pieces += chars[i:]
+        item = self._item(
+            "multianswer", _rich(pieces, "moodle"), (), None, None, title, comments, start, end
+        )
+        return replace(item, subquestions=tuple(subs))
 
     def _item(
         self,
@@ -250,8 +292,11 @@ class _Reader:
     def _choices(self, chars: list[_Ch], fmt: str, at: int) -> tuple[Choice, ...]:
         """Multiple-choice (``=`` right, ``~`` wrong) or short-answer (all right) choices."""
         multiple = _find(chars, "~") is not None
+        chunks = _chunks(chars)
+        if multiple:
+            chunks = _tilde_equals(chunks)
         choices = []
-        for marker, body in _chunks(chars):
+        for marker, body in chunks:
             if marker is None and multiple:
                 self.problem(
                     f"unknown answer marker {body[0].c!r}: an answer starts with '=' (right)"
@@ -423,6 +468,22 @@ def _chunks(chars: list[_Ch]) -> list[tuple[_Ch | None, list[_Ch]]]:
             marker, body = ch, []
         else:
             body.append(ch)
+    return out
+
+
+def _tilde_equals(chunks: list[tuple[_Ch | None, list[_Ch]]]) -> list[tuple[_Ch | None, list[_Ch]]]:
+    """``{~It ~=There}``: a ``~`` with nothing before the ``=`` that follows it is dropped.
+
+    Moodle (qformat_gift::readquestion, multichoice) turns every ``=`` into ``~=`` and splits the
+    block at ``~``, so ``~=There`` leaves an empty answer before ``=There``; the multiple-choice
+    question type skips blank answers when it saves them, so ``~=`` means ``=``."""
+    out = []
+    for index, (marker, body) in enumerate(chunks):
+        following = chunks[index + 1][0] if index + 1 < len(chunks) else None
+        empty_tilde = marker is not None and marker.c == "~" and not _strip(body)
+        if empty_tilde and following is not None and following.c == "=":
+            continue
+        out.append((marker, body))
     return out
 
 

@@ -28,6 +28,7 @@ from quiztui.core.bank import (
     annotation_pairs,
 )
 from quiztui.errors import QuiztuiError
+from quiztui.formats import cloze
 
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _NUMERICAL = re.compile(rf"\*|{_NUMBER}|{_NUMBER}[ \t]*(?::|\.\.)[ \t]*{_NUMBER}")
@@ -39,6 +40,7 @@ _TYPES = (
     "matching",
     "essay",
     "description",
+    "multianswer",
 )
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # Text that would be misread at the start of a field unless an explicit [format] tag leads it.
@@ -68,6 +70,12 @@ def unsupported(item: Item) -> str | None:
 
 def _shape_problem(item: Item) -> str | None:
     kind, choices = item.type, item.choices
+    if item.subquestions and kind != "multianswer":
+        return f"a {kind} with embedded answers"
+    if kind == "multianswer":
+        if choices or item.tail is not None or _present(item.general_feedback):
+            return "embedded answers with an answer block, a tail or general feedback"
+        return cloze.problem(item.subquestions, item.stem.text)
     if kind == "description":
         if choices or item.general_feedback is not None or item.tail is not None:
             return "a description with answers, feedback or a tail"
@@ -145,6 +153,8 @@ def render_item(item: Item) -> str:
     """One question as GIFT (title, stem, answer block, tail) without comments or category."""
     fmt = item.stem.format
     out = f"::{_escape(item.title)}::" if item.title else ""
+    if item.type == "multianswer":
+        return out + _cloze_stem(item)
     out += _field(item.stem, "moodle")
     if item.type == "description":
         return out
@@ -153,6 +163,14 @@ def render_item(item: Item) -> str:
     if tail:
         out += ("" if tail.text[0] in ".,;:!?)\"'" else " ") + _field(tail, fmt)
     return out
+
+
+def _cloze_stem(item: Item) -> str:
+    """The stem with each blank written as an embedded answer (``{1:MC:~a~=b}``) in place."""
+    text = item.stem
+    tag = text.format != "moodle" or _RISKY_START.match(text.text) is not None
+    joined = cloze.join(text.text, item.subquestions, _escape)
+    return (f"[{text.format}]" if tag else "") + joined
 
 
 def _answer_block(item: Item) -> str:
@@ -179,6 +197,11 @@ def _choice_line(kind: str, choice: Choice, fmt: str) -> str:
         return f"\t={_field(choice.text, fmt)} -> {_escape(choice.match or '')}"
     weight = choice.weight
     if kind == "shortanswer":
+        marker = "="
+        weight = 0.0 if weight is None and not choice.correct else weight
+    elif kind == "numerical" and not (choice.text.text == "*" and not choice.correct):
+        # Moodle reads everything after a '~' of a numerical block as the feedback for any other
+        # answer, so a partly right (or wrong) number is written '=%50%1822:2' ('=%0%' if wrong).
         marker = "="
         weight = 0.0 if weight is None and not choice.correct else weight
     else:

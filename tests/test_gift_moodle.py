@@ -1,0 +1,236 @@
+"""GIFT as Moodle reads it, each case naming the rule of Moodle's importer it follows:
+``qformat_gift::readquestion`` (question/format/gift/format.php) for GIFT, and
+``qtype_multianswer_extract_question`` / ``qtype_multianswer_validate_question``
+(question/type/multianswer/questiontype.php) for embedded answers (Cloze) pasted into GIFT text.
+
+The fixtures are written the way a teacher's bank looks: ``~`` before every alternative with
+``=`` on the right one, and Cloze blanks copied from Moodle's editor into a GIFT file."""
+
+from __future__ import annotations
+
+import pytest
+
+from quiztui.core.bank import Bank, Choice, Item, Text, bank_quiz
+from quiztui.errors import QuizFormatError
+from quiztui.formats import cloze, gift, moodle_xml
+
+
+def _read(text: str) -> Bank:
+    return gift.parse_bank(text, "english.gift", "english")
+
+
+def _answers(item: Item) -> list[tuple[str, bool, float | None]]:
+    return [(c.text.text, c.correct, c.weight) for c in item.choices]
+
+
+# --- '~=' alternatives -----------------------------------------------------------------------
+
+
+def test_tilde_equals_marks_the_right_alternative() -> None:
+    # Moodle rule: readquestion (multichoice) replaces '=' by '~=' and splits at '~'; the blank
+    # answer that leaves before '=There' is skipped when qtype_multichoice saves the answers.
+    bank = _read(
+        "::Exist 1::{~It ~=There} are three books on the table.\n"
+        "\n"
+        "::Exist 2::{~It ~There ~=This} is my brother.\n"
+        "\n"
+        "::Spaced::Choose: { ~ a ~ = b }\n"
+    )
+    assert [i.type for i in bank.items] == ["multichoice"] * 3
+    assert _answers(bank.items[0]) == [("It", False, None), ("There", True, None)]
+    assert _answers(bank.items[1]) == [
+        ("It", False, None),
+        ("There", False, None),
+        ("This", True, None),
+    ]
+    assert _answers(bank.items[2]) == [("a", False, None), ("b", True, None)]
+    quiz = bank_quiz(bank)
+    assert [q.key for q in quiz.questions] == [1, 2, 1]
+
+
+def test_an_empty_tilde_elsewhere_is_still_an_empty_answer() -> None:
+    # Only '~' directly before '=' is Moodle's '~=' spelling; '{=a ~ ~b}' has a real blank answer.
+    with pytest.raises(QuizFormatError, match="empty answer"):
+        _read("Pick {=a ~ ~b}\n")
+
+
+# --- weights ----------------------------------------------------------------------------------
+
+
+def test_answer_weights() -> None:
+    # Moodle rule: giftanswerweightregex '^%\-*([0-9]{1,2})\.?([0-9]*)%' read by
+    # answerweightparser after '~' (multichoice) and after '=' (short answer, numerical).
+    bank = _read(
+        "Which are prime? {~%50%2 ~%50%3 ~%-100%4}\n"
+        "\n"
+        "Capital of Italy? {=Rome =%50%Roma =%-25%Milan}\n"
+        "\n"
+        "Year? {#=1822:0 =%50%1822:2}\n"
+    )
+    assert _answers(bank.items[0]) == [("2", False, 50.0), ("3", False, 50.0), ("4", False, -100)]
+    assert _answers(bank.items[1]) == [
+        ("Rome", True, None),
+        ("Roma", True, 50.0),
+        ("Milan", True, -25.0),
+    ]
+    assert _answers(bank.items[2]) == [("1822:0", True, None), ("1822:2", True, 50.0)]
+
+
+def test_numerical_partial_credit_is_written_after_equals() -> None:
+    # Moodle rule: in a numerical block everything after '~' is the feedback for any other
+    # answer (readquestion, numerical), and writequestion writes each answer as '=%w%value'.
+    # A partly right number from Moodle XML (fraction 50) must come out '=%50%...', never '~%50%'.
+    xml = (
+        '<quiz><question type="numerical"><name><text>Born</text></name>'
+        "<questiontext><text>When was Grant born?</text></questiontext>"
+        '<answer fraction="100"><text>1822</text><tolerance>0</tolerance></answer>'
+        '<answer fraction="50"><text>1822</text><tolerance>2</tolerance></answer>'
+        '<answer fraction="0"><text>1800</text><tolerance>0</tolerance></answer>'
+        "</question></quiz>"
+    )
+    item = moodle_xml.parse_bank(xml, "born.xml", "born").items[0]
+    written = gift.render_item(item)
+    assert "\t=%50%1822:2\n" in written and "~%50%" not in written
+    assert "\t=%0%1800\n" in written
+    again = _read(written).items[0]
+    assert [(c.text.text, c.weight) for c in again.choices] == [
+        ("1822", 100.0),
+        ("1822:2", 50.0),
+        ("1800", 0.0),
+    ]
+
+
+# --- embedded answers (Cloze) in GIFT text -------------------------------------------------------
+
+CLOZE = (
+    "// [id:vary-1]\n"
+    "::Word formation 3::It was chosen for a {1:SA:=variety} (VARY) of reasons, and\n"
+    "{1:MC:~It ~=There} were {2:MULTICHOICE:~two~=three#Count again~%50%tree} in all.\n"
+    "\n"
+    "::Numbers::Grant was born in {1:NUMERICAL:=1822:0#Yes~%50%1822:5#Close} and\n"
+    "died {1:SHORTANSWER:=in office~%100%young} aged {1:NM:=63}.\n"
+    "\n"
+    "Plain one {=a ~b}\n"
+)
+
+
+def test_cloze_blanks_are_one_question_with_numbered_sub_answers() -> None:
+    # Moodle rule: qtype_multianswer_extract_question matches ANSWER_REGEX
+    # '{N:TYPE:alternatives}' left to right and replaces blank k by '{#k}' in the text.
+    bank = _read(CLOZE)
+    first, second, plain = bank.items
+    assert (first.type, first.title, first.ident) == ("multianswer", "Word formation 3", "vary-1")
+    assert first.stem.text == (
+        "It was chosen for a {#1} (VARY) of reasons, and {#2} were {#3} in all."
+    )
+    assert [(s.kind, s.mark) for s in first.subquestions] == [
+        ("SA", "1"),
+        ("MC", "1"),
+        ("MULTICHOICE", "2"),
+    ]
+    sa, mc, mc2 = first.subquestions
+    assert [(c.text.text, c.correct) for c in sa.choices] == [("variety", True)]
+    # Moodle rule: a leading '~' before the first alternative is read by the '~?' of the
+    # alternatives loop, so '{1:MC:~It ~=There}' has two answers, not an empty first one.
+    assert [(c.text.text, c.correct) for c in mc.choices] == [("It", False), ("There", True)]
+    # Moodle rule: ANSWER_ALTERNATIVE_FRACTION_REGEX '=|%(-?[0-9]+(?:[.,][0-9]*)?)%' and
+    # '#feedback' up to the next unescaped '~' or '}'.
+    assert [(c.text.text, c.correct, c.weight) for c in mc2.choices] == [
+        ("two", False, None),
+        ("three", True, None),
+        ("tree", False, 50.0),
+    ]
+    assert mc2.choices[1].feedback == Text("Count again", "html")
+    assert second.type == "multianswer" and len(second.subquestions) == 3
+    numerical, short, nm = second.subquestions
+    assert [(c.text.text, c.weight) for c in numerical.choices] == [
+        ("1822:0", None),
+        ("1822:5", 50.0),
+    ]
+    assert [(c.text.text, c.correct) for c in short.choices] == [
+        ("in office", True),
+        ("young", True),
+    ]
+    assert nm.family == "numerical"
+    assert plain.type == "multichoice"
+
+
+def test_cloze_multiple_choice_blanks_are_vetted_and_short_answers_kept() -> None:
+    quiz = bank_quiz(_read(CLOZE))
+    judged = {q.id: q for q in quiz.questions}
+    assert sorted(judged) == ["q1.2", "q1.3", "q3"]
+    blank = judged["q1.2"]
+    assert blank.options == ("It", "There") and blank.key == 1
+    # The blank judged is '___'; the other blanks show their right answers for context.
+    assert blank.text == "It was chosen for a variety (VARY) of reasons, and ___ were three in all."
+    assert judged["q1.3"].options == ("two", "three", "tree") and judged["q1.3"].key == 1
+    kept = {u.id: u.type for u in quiz.unjudged}
+    assert kept == {
+        "q1.1": "short answer",
+        "q2.1": "short answer",
+        "q2.2": "short answer",
+        "q2.3": "short answer",
+    }
+    numbers = next(u for u in quiz.unjudged if u.id == "q2.1")
+    assert numbers.text == "Grant was born in ___ and died in office aged 63."
+
+
+def test_cloze_round_trips_through_gift_unchanged() -> None:
+    bank = _read(CLOZE)
+    again = _read(gift.write_bank(bank))
+    assert [i.content() for i in again.items] == [i.content() for i in bank.items]
+
+
+def test_cloze_and_an_edit_elsewhere_keep_the_cloze_bytes() -> None:
+    from quiztui.formats.bank_io import edited_text
+
+    bank = _read(CLOZE)
+    plain = bank.items[2]
+    edited = edited_text(
+        bank, {2: Item(type="multichoice", stem=Text("Plain two"), choices=plain.choices)}
+    )
+    assert edited.startswith(CLOZE[: CLOZE.index("Plain one")])
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # Moodle rule: qtype_multianswer_validate_question, notenoughanswers (multichoice: 2).
+        ("Pick {1:MC:=only} one.\n", "embedded answer MC needs at least two answers"),
+        # Moodle rule: validate_question, answermustbenumberorstar.
+        ("Born in {1:NUMERICAL:=about 1822}.\n", "bad numerical answer 'about 1822'"),
+        # Moodle rule: ANSWER_ALTERNATIVE_ANSWER_REGEX '.+?' needs at least one character.
+        ("Say {1:SA:=yes~} now.\n", "empty answer in an embedded answer"),
+        ("A {1:SA:=yes} and {=b ~c} mixed.\n", "every '{' must open one such as"),
+        ("Open {1:SA:=yes and never closed.\n", "is never closed"),
+    ],
+)
+def test_broken_cloze_blanks_are_located_errors(text: str, message: str) -> None:
+    with pytest.raises(QuizFormatError) as caught:
+        _read(text)
+    problem = caught.value.problems[0]
+    assert message in problem.message
+    assert problem.line == 1 and problem.field == "answers"
+
+
+def test_escaped_brace_is_not_a_blank() -> None:
+    # Moodle rule: escapedchar_pre turns '\{' into a placeholder before anything is parsed.
+    bank = _read("Write \\{1:SA:=x\\} literally {=ok ~no}\n")
+    assert bank.items[0].type == "multichoice"
+    assert bank.items[0].stem.text == "Write {1:SA:=x} literally"
+
+
+def test_cloze_item_written_back_with_its_codes() -> None:
+    item = Item(
+        type="multianswer",
+        stem=Text("Grant {#1} born in {#2}."),
+        subquestions=cloze.split("{:MC:~is~=was#Past} {2:NM:=1822:1}")[1],
+    )
+    assert gift.render_item(item) == "Grant {:MC:is~=was#Past} born in {2:NM:=1822:1}."
+    assert gift.unsupported(item) is None
+    assert gift.unsupported(Item(type="multianswer", stem=Text("No blanks"))) is not None
+    broken = Item(type="multianswer", stem=Text("Twice {#1} {#1}"), subquestions=item.subquestions)
+    assert gift.unsupported(broken) is not None
+    assert Choice(Text("was", "html"), correct=True) in [
+        Choice(c.text, c.correct) for c in item.subquestions[0].choices
+    ]
