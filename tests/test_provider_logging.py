@@ -79,7 +79,11 @@ async def test_retries_limits_and_lookups_are_logged_and_the_key_never_is(
     )
     assert any(m.startswith("POST /v1/batches: RemoteProtocolError; retry 1") for m in retries)
     limits = provider_records(caplog, "quiztui.providers.limiter")
-    assert limits == ["concurrency limit 4 -> 2: the server said too many requests"]
+    # The 429 halves the limit; the cut stream after it, another overload signal, again.
+    assert limits == [
+        "concurrency limit 4 -> 2: the server said too many requests",
+        "concurrency limit 2 -> 1: the server is overloaded (stream cut (RemoteProtocolError))",
+    ]
     batches = provider_records(caplog, "quiztui.providers.batch")
     assert any("reply to POST /batches was lost; looking for the batch" in m for m in batches)
     assert any("created by the lost request, not again" in m for m in batches)

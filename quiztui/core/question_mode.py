@@ -26,6 +26,8 @@ _ANSWER = re.compile(
 _BARE = re.compile(
     r"^[\s>*#`\-•·+]*[\s*_`\"'(\[]*(?P<letter>[A-Z])[*_`\"']*(?:[)\].:]|\s*$|\s+-)[\s*_`\"')\].,:;\-–—|]*(?P<reason>.*)$"
 )
+ECHOED = "echoed the prompt"  # the unjudged reasons of a per-question reply without an answer
+NO_OPTION = "named no option"
 _QUESTION_LINE = re.compile(r"^Question: (?P<q>.*)$")
 _OPTION_LINE = re.compile(r"^(?P<letter>[A-Z])\) (?P<opt>.*)$")
 
@@ -100,24 +102,55 @@ def _choice_from_words(text: str, n: int) -> tuple[int, str] | None:
 class QuestionVerdictParser(StreamingVerdictParser):
     """The streaming parser's line handling; a chosen option becomes one verdict per option.
 
-    ``ids`` are the batch ids in option order. The first line naming an option gives verdicts at
-    once (so the UI fills while the model writes its reason); a later answer line overrides it.
+    ``ids`` are the batch ids in option order; ``prompt`` is the question as sent. The reply is
+    judged for what it is, when it ends (:meth:`close` gives the verdicts): the last line naming
+    an existing option is the answer; lines that repeat the prompt are not answers. A reply that
+    repeats the prompt (the question line, or two or more option lines) and names no option
+    otherwise sets ``problem`` to :data:`ECHOED`; one that names no option, to :data:`NO_OPTION`.
+    A lone repeated option line ("C) Rome") is an answer.
     """
 
-    def __init__(self, ids: Sequence[str]) -> None:
+    def __init__(self, ids: Sequence[str], prompt: str = "") -> None:
         super().__init__(ids)
         self._ids = list(ids)
+        self._prompt_lines = {k for k in map(_norm, prompt.splitlines()) if k}
+        self._choice: tuple[int, str] | None = None
+        self._echoed_options: dict[str, tuple[int, str]] = {}
+        self._echoed_other = False
+        self.problem: str | None = None
 
     def _parse(self, lines: list[str]) -> list[ParsedVerdict]:
-        out: list[ParsedVerdict] = []
         for line in lines:
             found, refused = read_choice_line(line, len(self._ids))
             self.refused = refused or self.refused
+            key = _norm(line)
+            if key and key in self._prompt_lines:
+                if found is not None and _OPTION_LINE.match(line.strip()):
+                    self._echoed_options[key] = found
+                else:
+                    self._echoed_other = True
+                continue
             if found is not None:
-                choice, reason = found
-                said = f"chose {LETTERS[choice]}" + (f": {reason}" if reason else "")
-                out = [ParsedVerdict(i, n == choice, said) for n, i in enumerate(self._ids)]
-        return out
+                self._choice = found
+        return []
+
+    def close(self) -> list[ParsedVerdict]:
+        super().close()
+        choice = self._choice
+        echoed = self._echoed_other or len(self._echoed_options) > 1
+        if choice is None and len(self._echoed_options) == 1 and not echoed:
+            choice = next(iter(self._echoed_options.values()))
+        if choice is None:
+            note = f" ({self.refused})" if self.refused else ""  # JSON past the caps
+            self.problem = ECHOED if echoed else NO_OPTION + note
+            return []
+        index, reason = choice
+        said = f"chose {LETTERS[index]}" + (f": {reason}" if reason else "")
+        return [ParsedVerdict(i, n == index, said) for n, i in enumerate(self._ids)]
+
+
+def _norm(line: str) -> str:
+    return " ".join(line.split()).casefold()
 
 
 def render_question_batch(

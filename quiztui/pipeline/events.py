@@ -144,6 +144,7 @@ class RunSummary:
     # USD at the configured price (batch price where batched), over every session of the run
     cost: float | None = None
     not_run: int = 0  # of the unjudged: never sent because the run stopped (budget reached)
+    tokens_estimated: bool = False  # some token counts are estimates (a server sent no usage)
 
 
 @dataclass(frozen=True, slots=True)

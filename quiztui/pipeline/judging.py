@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from quiztui.core.assertions import Assertion
-from quiztui.core.estimate import usd
+from quiztui.core.estimate import approx_tokens, usd
 from quiztui.core.logprobs import LogprobIndex, graded_key_score
 from quiztui.core.question_mode import QuestionVerdictParser
 from quiztui.core.quiz import Question
@@ -53,6 +53,8 @@ from quiztui.providers.base import (
 if TYPE_CHECKING:
     from quiztui.pipeline.vet import VetRun
 
+CUT_AT_MAX_TOKENS = "cut at max_tokens"  # the unjudged reason of a reply cut at the token limit
+
 
 @dataclass(slots=True)
 class AssertionState:
@@ -71,6 +73,8 @@ class _Counters:
     cached: int = 0
     reasked: int = 0
     batches: int = 0
+    failed: int = 0  # batches whose request failed for good (no reply at all)
+    estimated: int = 0  # replies whose token counts are estimates (the server sent no usage)
 
 
 class _BatchReply:
@@ -81,9 +85,10 @@ class _BatchReply:
         self.batch_no = batch_no
         self.seqs = seqs
         self.prompt, id_map = judging.planner.render(seqs)  # the estimate renders through it too
+        self.question_mode = judging.run.question_mode
         self.parser: StreamingVerdictParser | QuestionVerdictParser = (
-            QuestionVerdictParser(list(id_map))
-            if judging.run.question_mode
+            QuestionVerdictParser(list(id_map), self.prompt)
+            if self.question_mode
             else StreamingVerdictParser(id_map.keys())
         )
         self.seq_of = {ident: seq for ident, seq in zip(id_map, seqs, strict=True)}
@@ -94,6 +99,9 @@ class _BatchReply:
         self.index = LogprobIndex()
         self.status = "ok"  # "ok", "cut" (the stream broke) or "failed"
         self.error: str | None = None
+        # Why the reply as a whole cannot be judged ("cut at max_tokens", "echoed the prompt",
+        # "named no option"): the reason its ids are unjudged, when it is one.
+        self.problem: str | None = None
         self.raw = ""
         self.tokens_in = self.tokens_out = 0
         self._order = judging.order
@@ -103,7 +111,14 @@ class _BatchReply:
         self._take(self.parser.feed(text))
 
     def close(self) -> None:
-        self._take(self.parser.close())
+        """The end of the reply. In question mode the answer is taken only now, and only from
+        a whole reply: one cut at the token limit or broken off gives no verdict."""
+        found = self.parser.close()
+        if isinstance(self.parser, QuestionVerdictParser):
+            self.problem = self.problem or self.parser.problem
+            if self.problem is not None or self.status != "ok":
+                return
+        self._take(found)
 
     def _take(self, found: list[ParsedVerdict]) -> None:
         for v in found:
@@ -122,6 +137,8 @@ class _BatchReply:
             return self.error or "request failed"
         if self.status == "cut":
             return "stream cut before its verdict"
+        if self.problem is not None:
+            return self.problem
         if not self.got:
             note = self.error or self.parser.refused  # refused: the reply's JSON was past the caps
             return "reply had no verdicts" + (f" ({note})" if note else " (refusal?)")
@@ -168,6 +185,7 @@ class Judging:
         self.error: str | None = None
         self.not_run = 0
         self.final_scores: dict[str, QuestionScored] = {}
+        self.last_failure: str | None = None  # the error of the last batch that failed
 
     # before the first request -----------------------------------------------------------------
 
@@ -321,6 +339,9 @@ class Judging:
         missing = [seq for seq in seqs if self.states[seq].verdict is None]
         if batch.status in ("failed", "cut"):
             self.emit(BatchFailed(batch_no, batch.error or batch.status, len(missing)))
+        if batch.status == "failed":
+            self.counters.failed += 1
+            self.last_failure = batch.error
         if missing:
             if self.fatal:
                 for seq in missing:
@@ -356,10 +377,17 @@ class Judging:
                 result.tokens_in,
                 result.tokens_out,
             )
-            if result.finish_reason not in (None, "stop", "length"):
+            self.counters.estimated += result.tokens_estimated
+            if result.finish_reason == "length":
+                batch.problem = CUT_AT_MAX_TOKENS
+            elif result.finish_reason not in (None, "stop"):
                 batch.error = f"finish_reason={result.finish_reason}"
         except StreamInterrupted as exc:
             batch.status, batch.error, batch.raw = "cut", str(exc), exc.partial
+            # The server sent no usage for a stream it broke off; what it read and wrote counts.
+            batch.tokens_in = sum(approx_tokens(text) for _, text in request.messages)
+            batch.tokens_out = approx_tokens(exc.partial)
+            self.counters.estimated += 1
         except RequestFailed as exc:
             batch.status, batch.error = "failed", str(exc)
             if not exc.retryable and exc.status in (401, 403, 404):
@@ -503,6 +531,13 @@ class Judging:
         if self.fatal:
             yield from self._give_up(leftover, f"run stopped: {self.fatal[0]}")
             self.status = FAILED
+        elif self.counters.batches and self.counters.failed == self.counters.batches:
+            # Not one request got a reply (a dead server, a wrong port): the run failed.
+            self.status = FAILED
+            self.error = (
+                f"every request failed ({self.counters.failed} of {self.counters.batches}"
+                f" batches): {self.last_failure}"
+            )
         self.final_scores = {q.id: self.score(q.id) for q in self.run.quiz.questions}
         yield from self.final_scores.values()
         yield self.usage_event()
@@ -547,6 +582,7 @@ class Judging:
             tnr_ci=run.accuracy.tnr_ci,
             cost=None if self.price is None else self.price.cost(tokens_in, tokens_out),
             not_run=self.not_run,
+            tokens_estimated=self.counters.estimated > 0,
         )
 
     def _question_summary(self, q: Question) -> QuestionSummary:

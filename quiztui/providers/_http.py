@@ -6,8 +6,9 @@ rate-limit hints; everything else is here once. A subclass implements :meth:`HTT
 it cannot and :class:`StreamInterrupted` when a stream breaks after text arrived) and may refine
 the error message and retry-delay hooks. :meth:`HTTPProvider.complete` does the rest: a limiter slot
 per attempt (``usage.in_flight`` counts requests on the wire, not ones sleeping before a retry),
-backoff with jitter or the server's hint, a cut in the concurrency limit on rate limits,
-``on_retry`` notices and usage accounting. The loop itself is
+backoff with jitter or the server's hint, a cut in the concurrency limit on rate limits and other
+signs of overload (503, timeouts, resets, cut streams), ``on_retry`` notices and usage accounting
+(estimated with :func:`estimated_tokens` when the server reports none). The loop itself is
 :func:`quiztui.providers.retry.retry_call`, which the batch endpoints' client uses too.
 """
 
@@ -22,6 +23,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from quiztui.core.estimate import approx_tokens
 from quiztui.providers.base import (
     ChatRequest,
     ChatResult,
@@ -61,6 +63,12 @@ async def sse_data(response: httpx.Response) -> AsyncIterator[str]:
                 yield line[5:].strip()
     if buffer.startswith("data:"):
         yield buffer[5:].strip()
+
+
+def estimated_tokens(request: ChatRequest, reply: str) -> tuple[int, int]:
+    """(prompt, completion) tokens by :func:`~quiztui.core.estimate.approx_tokens`, for a reply
+    whose server reported no usage: never a silent zero."""
+    return sum(approx_tokens(text) for _, text in request.messages), approx_tokens(reply)
 
 
 def key_from_env(variable: str | None) -> str | None:
@@ -168,6 +176,11 @@ class HTTPProvider:
                 except Retryable as exc:
                     if exc.rate_limited:
                         self.limiter.rate_limited(slot)
+                    elif exc.overloaded:
+                        self.limiter.rate_limited(slot, f"the server is overloaded ({exc.cause})")
+                    raise
+                except StreamInterrupted:
+                    self.limiter.rate_limited(slot, "the server cut a stream short")
                     raise
             result.attempts = n
             return result
@@ -194,6 +207,11 @@ class HTTPProvider:
                 on_logprobs(result.logprobs)
             if on_text is not None and result.text:
                 on_text(result.text)
+        if not result.tokens_in and not result.tokens_out:
+            # The server sent no usage (llama.cpp's server while streaming): count it ourselves.
+            result.tokens_in, result.tokens_out = estimated_tokens(request, result.text)
+            result.tokens_estimated = True
+            self.usage.estimated += 1
         self.usage.tokens_in += result.tokens_in
         self.usage.tokens_out += result.tokens_out
         return result
@@ -277,7 +295,7 @@ class HTTPProvider:
         """The error for a stream that broke: keep the text if any came, else try again."""
         if parts:
             return StreamInterrupted(message, "".join(parts))
-        return Retryable(message, rate_limited=rate_limited)
+        return Retryable(message, rate_limited=rate_limited, overloaded=True)
 
     async def aclose(self) -> None:
         await self._client.aclose()

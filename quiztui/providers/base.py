@@ -36,6 +36,7 @@ class ChatResult:
     attempts: int = 1
     logprobs: list[TokenLogprob] | None = None  # the reply's tokens, when the provider sent them
     refusal: str | None = None  # the provider's refusal message, when it sent one instead of text
+    tokens_estimated: bool = False  # the server reported no usage; the counts are estimates
 
 
 @dataclass(slots=True)
@@ -80,6 +81,7 @@ class Usage:
     errors: dict[str, int] = field(default_factory=dict)
     in_flight: int = 0  # requests on the wire right now
     limit: int = 0  # the concurrency limit in force now (adaptive: moves with 429s); 0 unknown
+    estimated: int = 0  # replies whose token counts are estimates (the server reported none)
 
 
 class Provider(Protocol):

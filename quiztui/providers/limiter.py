@@ -3,7 +3,8 @@
 A fixed limit is wrong both ways: set high it hammers an API that answers 429 (and every 429 costs a
 retry delay), set low it leaves throughput unused. The limiter starts at the configured limit,
 *halves* it (floor 1) when the provider signals a rate limit (429, Anthropic's 529, Gemini's
-RESOURCE_EXHAUSTED) and *adds one* after each quiet period without one, never above the configured
+RESOURCE_EXHAUSTED) or another sign of overload (503, a timeout, a reset connection, a stream cut
+short: how a local server that serves one request at a time says it) and *adds one* after each quiet period without one, never above the configured
 limit — additive increase, multiplicative decrease, as TCP does.
 
 A burst of 429s from requests that were all sent under the old limit is one signal, not many: each
@@ -77,11 +78,13 @@ class AdaptiveLimiter:
 
     # -- the limit -------------------------------------------------------------------------
 
-    def rate_limited(self, slot: Slot | None = None) -> bool:
-        """A rate-limit signal for ``slot``; returns whether the limit was cut.
+    def rate_limited(
+        self, slot: Slot | None = None, why: str = "the server said too many requests"
+    ) -> bool:
+        """A rate-limit (or other overload) signal for ``slot``; returns whether the limit was cut.
 
         Signals from slots admitted before the last cut are ignored (see the module docstring);
-        ``slot=None`` always counts.
+        ``slot=None`` always counts. ``why`` goes to the log.
         """
         if not self.adaptive or (slot is not None and slot.epoch != self.cuts):
             return False
@@ -89,7 +92,7 @@ class AdaptiveLimiter:
         old, self.limit = self.limit, max(1, int(self.limit * self.decrease))
         self._last_change = self._clock()
         self._sync()
-        log.info("concurrency limit %d -> %d: the server said too many requests", old, self.limit)
+        log.info("concurrency limit %d -> %d: %s", old, self.limit, why)
         return True
 
     def _creep(self) -> None:

@@ -221,10 +221,13 @@ class OpenAICompatProvider(HTTPProvider):
         result.text = "".join(parts)
         result.refusal = "".join(refusal) or None
         result.logprobs = tokens or None
-        if not done and result.finish_reason is None:
+        if result.finish_reason is None:
+            # No finish reason is a cut stream, [DONE] or not: llama.cpp's Python server ends a
+            # running stream with [DONE] when another request arrives.
+            what = "stream ended without a finish reason" + ("" if done else " or [DONE]")
             if parts:
-                raise StreamInterrupted("stream ended without [DONE]", result.text)
-            raise Retryable("empty stream")
+                raise StreamInterrupted(what, result.text)
+            raise Retryable(what if done else "empty stream", overloaded=True)
         return result
 
     def _stream_error(self, error: Any, parts: list[str]) -> Exception:

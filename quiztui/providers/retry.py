@@ -36,6 +36,8 @@ RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 # Refusals that say the server turned the request away before acting on it (timeout waiting for
 # it, too early, too many, unavailable, Anthropic's overloaded): a create may be sent again as is.
 NOT_ACTED_ON = frozenset({408, 425, 429, 503, 529})
+# Statuses that say the server is past its capacity: the concurrency limit goes down on them.
+OVERLOAD_STATUS = frozenset({429, 503, 529})
 # Transport errors that can be retried; the first three mean no byte of the request reached the
 # server.
 NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
@@ -69,6 +71,9 @@ class Retryable(Exception):
     ``sent`` is False only when the request surely had no effect (no connection was made, or the
     server refused it outright); a create is then sent again without looking it up first.
     ``cause`` is what the log shows: the status or the error class, never the server's words.
+    ``overloaded`` marks the other signs of a server past its capacity (503, a timeout, a reset or
+    refused connection, a stream cut short): the limiter lowers the concurrency limit on those too,
+    as on a rate limit (a local server that serves one request at a time answers so, not 429).
     """
 
     def __init__(
@@ -79,6 +84,7 @@ class Retryable(Exception):
         rate_limited: bool = False,
         sent: bool = True,
         cause: str | None = None,
+        overloaded: bool = False,
     ) -> None:
         super().__init__(error)
         self.error = error
@@ -86,6 +92,7 @@ class Retryable(Exception):
         self.rate_limited = rate_limited
         self.sent = sent
         self.cause = cause or error.split(":")[0]
+        self.overloaded = overloaded or rate_limited
 
     @classmethod
     def from_status(
@@ -98,13 +105,16 @@ class Retryable(Exception):
             rate_limited=rate_limited,
             sent=status not in NOT_ACTED_ON,
             cause=f"HTTP {status}",
+            overloaded=status in OVERLOAD_STATUS,
         )
 
     @classmethod
     def from_transport(cls, exc: Exception, where: str = "") -> Retryable:
         """A timeout or a broken connection (``where``: " on POST /path", for the user)."""
         name = type(exc).__name__
-        return cls(f"{name}{where}", sent=not isinstance(exc, NOT_SENT), cause=name)
+        return cls(
+            f"{name}{where}", sent=not isinstance(exc, NOT_SENT), cause=name, overloaded=True
+        )
 
 
 async def retry_call(
@@ -198,6 +208,7 @@ def parse_retry_after(value: str | None) -> float | None:
 
 __all__ = [
     "NOT_ACTED_ON",
+    "OVERLOAD_STATUS",
     "RETRYABLE_STATUS",
     "TRANSIENT",
     "RetryPolicy",

@@ -102,7 +102,11 @@ def _summary(s: RunSummary, extras: ReportExtras) -> str:
             f"{s.judged} judged · {s.unjudged} unjudged · {s.not_run} not run · {s.cached} cached",
         ),
         ("Requests", f"{s.requests} · {s.retries} retries · {s.reasked} re-asked"),
-        ("Tokens", f"{s.tokens_in:,} in · {s.tokens_out:,} out"),
+        (
+            "Tokens",
+            f"{s.tokens_in:,} in · {s.tokens_out:,} out"
+            + (" (estimated)" if s.tokens_estimated else ""),
+        ),
         ("Cost", _cost(s.cost)),
         ("Elapsed", _elapsed(s.elapsed)),
     ]

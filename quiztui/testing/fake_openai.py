@@ -12,9 +12,10 @@ Faults, injected at a seeded random rate or queued with :meth:`FakeOpenAI.inject
 requests only: ``429`` (with ``Retry-After``), ``500``, ``drop`` (close without a response),
 ``cut`` (close halfway through the body), ``malformed`` (garbage lines instead of some verdicts),
 ``missing`` (about a third of the ids left out) and ``refusal`` (no verdicts at all); and, only
-when asked for, ``content_filter`` (an empty reply ending with ``finish_reason`` "content_filter")
-and ``stream_error`` (half the reply, then ``data: {"error": {...}}`` and the end of the stream, as
-OpenAI-compatible servers report a failure midway; a 500 when not streamed).
+when asked for, ``content_filter`` (an empty reply ending with ``finish_reason`` "content_filter"),
+``stream_error`` (half the reply, then ``data: {"error": {...}}`` and the end of the stream, as
+OpenAI-compatible servers report a failure midway; a 500 when not streamed) and ``length`` (half
+the reply, ending with ``finish_reason`` "length", as at the ``max_tokens`` limit).
 
 Robustness prompts are answered by :mod:`quiztui.simulate.robustness`: ``disagreement`` and
 ``refusal_rate`` set how often an answer differs from the truth and how often it is refused.
@@ -30,6 +31,12 @@ content, summed, gives ``prompt_tokens``; the same over the reply gives ``comple
 ``responder`` (a constructor argument and attribute) scripts replies: called with the last user
 message of each chat request, the text it returns is the reply; when it returns None (or is
 unset) the oracle answers. Faults still apply on top. It runs on the server's thread.
+
+``slots=N`` serves at most N chat requests at once, as a local server does (llama.cpp's Python
+server serves one): the others wait, and a stream running while another request waits is ended at
+once with ``data: [DONE]`` and no finish reason, as that server's ``interrupt_requests`` does.
+``interrupted`` counts those streams. ``usage=False`` sends no usage in streams, whatever
+``stream_options`` asks (that server sends none); non-streamed replies still carry it.
 
 The request log records whether an ``Authorization`` header was sent, never its value.
 """
@@ -76,7 +83,7 @@ FAULT_KINDS: tuple[str, ...] = ("429", "500", "drop", "cut", "malformed", "missi
 # Injectable but not drawn by default: an empty reply that ends with finish_reason "content_filter".
 EXTRA_FAULT_KINDS: tuple[str, ...] = ("content_filter",)
 # This server's own, also only when asked for: an error event in the middle of a stream.
-OPENAI_FAULT_KINDS: tuple[str, ...] = FAULT_KINDS + EXTRA_FAULT_KINDS + ("stream_error",)
+OPENAI_FAULT_KINDS: tuple[str, ...] = FAULT_KINDS + EXTRA_FAULT_KINDS + ("stream_error", "length")
 SERVER_ERROR_MESSAGE = "The server had an error while processing your request. Sorry about that!"
 REFUSAL_TEXT = "I'm sorry, but I can't help with that."
 CHAT_PATH = "/v1/chat/completions"
@@ -204,6 +211,8 @@ class FakeOpenAI:
         refusal_rate: float = 0.0,
         responder: Callable[[str], str | None] | None = None,
         log_limit: int | None = None,
+        slots: int | None = None,
+        usage: bool = True,
     ) -> None:
         for kind in fault_kinds:
             _check_kind(kind, self.fault_names)
@@ -224,6 +233,13 @@ class FakeOpenAI:
         # and how often it is a refusal (in words, or a content-filter stop).
         self.disagreement, self.refusal_rate = disagreement, refusal_rate
         self.responder = responder  # prompt -> scripted reply, or None to let the oracle answer
+        if slots is not None and slots < 1:
+            raise ValueError("slots must be >= 1")
+        self.slots = slots  # chat requests served at once (None: no limit)
+        self.stream_usage = usage  # whether streams carry usage when asked for it
+        self._slot_sem: asyncio.Semaphore | None = None
+        self._waiting = 0  # chat requests waiting for a slot
+        self.interrupted = 0  # streams ended early because another request waited
         self._fault_rng = random.Random(fault_seed)
         self._queued: deque[str] = deque()
         self._lock = threading.Lock()
@@ -290,6 +306,8 @@ class FakeOpenAI:
             self._serve_connection, self.host, self.port, backlog=1024, limit=1 << 22
         )
         self.port = self._server.sockets[0].getsockname()[1]
+        if self.slots is not None:
+            self._slot_sem = asyncio.Semaphore(self.slots)
 
     async def _close(self) -> None:
         assert self._server is not None
@@ -434,7 +452,17 @@ class FakeOpenAI:
             if FakeBatches.openai_path(path):
                 return await self._batch_route(base, body, writer, keep_alive)
             if path == CHAT_PATH and method == "POST":
-                return await self._chat(base, body, writer, keep_alive)
+                if self._slot_sem is None:
+                    return await self._chat(base, body, writer, keep_alive)
+                self._waiting += 1
+                try:
+                    await self._slot_sem.acquire()
+                finally:
+                    self._waiting -= 1
+                try:
+                    return await self._chat(base, body, writer, keep_alive)
+                finally:
+                    self._slot_sem.release()
             if path.startswith("/v1/models") and method == "GET":
                 payload = self._models_payload(path)
             elif path == CHAT_PATH or path.startswith("/v1/models"):
@@ -514,6 +542,7 @@ class FakeOpenAI:
         asked = parse_rendered_batch(prompt)
         stream = bool(payload.get("stream"))
         include_usage = stream and bool((payload.get("stream_options") or {}).get("include_usage"))
+        include_usage = include_usage and self.stream_usage
         base |= {"model": model, "stream": stream, "texts": tuple(asked.values())}
         base |= {"ids": tuple(asked), "prompt_tokens": sum(map(approx_tokens, contents))}
         logprobs = payload.get("logprobs") is True
@@ -550,6 +579,8 @@ class FakeOpenAI:
         finish = "stop"
         if fault == "content_filter" or content == CONTENT_FILTERED:
             content, finish = "", "content_filter"
+        elif fault == "length":  # the reply stops at the token limit
+            content, finish = content[: len(content) // 2], "length"
         tokens = None
         if logprobs:
             tokens = oracle_logprobs(prompt, content, self.truth, seed=self.seed, top_n=top_n or 0)
@@ -686,6 +717,19 @@ class FakeOpenAI:
             "Transfer-Encoding": "chunked",
         }
         writer.write(_head(200, headers, keep_alive))
+        if self._slot_sem is not None and fault is None:
+            # One slot: a stream running while another request waits is ended with [DONE].
+            for data in events[:-1]:
+                if self._waiting:
+                    self.interrupted += 1
+                    writer.write(_DONE)
+                    await writer.drain()
+                    return keep_alive
+                writer.write(data)
+                await writer.drain()
+                await asyncio.sleep(self.stream_delay)
+            writer.write(events[-1])
+            return keep_alive
         if self.stream_delay > 0:
             for data in events:
                 writer.write(data)
