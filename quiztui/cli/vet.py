@@ -185,6 +185,11 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
     try:
         if args.estimate:
             return cli_estimate.cmd_estimate(config, args, store, quiz)
+        if args.resume is not None:
+            # One process per run: a live holder is an error (exit 2); a dead one is taken over.
+            _, note = store.leases.acquire(args.resume)
+            if note:
+                print(f"quiztui: {note}", file=sys.stderr)
         runs = vet_runs(config, quiz, store, args.resume, getattr(args, "batch_api", False))
         if not args.no_tui:
             build_vet_app(config, store, quiz, runs).run()

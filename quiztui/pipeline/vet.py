@@ -7,6 +7,7 @@ twice; verdicts are also emitted the moment their reply line is parsed, so the U
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field, replace
@@ -25,6 +26,9 @@ from quiztui.pipeline.summary import summary_from_dict, summary_to_dict
 from quiztui.providers.base import Provider
 from quiztui.store import Store
 from quiztui.store.cache import judge_key as make_judge_key
+from quiztui.store.leases import HEARTBEAT_SECONDS, Lease
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +61,7 @@ class VetRun:
     kind: str = "vet"  # what the run is for, kept with it: "vet", "calibrate" or "panel"
 
     run_id: int = 0
+    _lease: Lease | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.settings.mode not in ("assertion", "question"):
@@ -99,6 +104,7 @@ class VetRun:
         seed = self.settings.seed if self.settings.seed is not None else default_seed(self.quiz)
         order = shuffled(list(by_uid.values()), seed)
         self.run_id = self._create(order, seed)
+        self._lease = self.store.leases.holder(self.run_id)  # written with the run
         if self.kind != "vet":
             self.store.set_kind(self.run_id, self.kind)
         return order, {}, seed, False
@@ -118,6 +124,9 @@ class VetRun:
                 f"run {record.id} was judged by '{record.judge_label}'; configure the same judge"
                 " (model, base URL, prompt, batch size) to resume it"
             )
+        # One process per run: a live holder raises RunBusy (exit 2), a dead one is taken over
+        # (the CLI takes the lease first and says so; store/leases.py).
+        self._lease, _ = self.store.leases.acquire(record.id)
         order = [by_uid[f"{qid}#{opt}"] for _, qid, opt, _, _ in self.store.run_order(record.id)]
         states: dict[int, AssertionState] = {}
         for seq, stored in self.store.verdicts(record.id).items():
@@ -163,32 +172,50 @@ class VetRun:
         in batches (the workers of :class:`~quiztui.pipeline.judging.Judging`), end, summarise.
 
         A cancelled run (the stream closed, or its task cancelled) is recorded "cancelled"; a run
-        that dies of an error stays "running" (or "batch-pending") in the store, to be resumed.
+        that dies of an error stays "running" (or "batch-pending") in the store, to be resumed
+        ("interrupted" once its lease is gone: store/leases.py). The run's lease is held, and
+        beaten every few seconds, until the stream ends.
         """
         started = self.clock()
         life: RunLifecycle[VetEvent, Store] = RunLifecycle(
             self.store, early_status=CANCELLED, early_on=(asyncio.CancelledError, GeneratorExit)
         )
         order, states, seed, resumed = self._prepare()
-        life.run_id = self.run_id
-        judging = Judging(self, order, states, life.emit)
-        # A batch provider (pipeline/batch.py) stores its batches with the run and reports on them
-        # as ProviderBatchStatus events in this stream.
-        if (attach := getattr(self.provider, "attach_run", None)) is not None:
-            attach(self.store, self.run_id, life.emit)
-        restored, pending = judging.restore()
-        yield judging.started(seed, resumed, len(restored), pending)
-        for event in judging.restored_events(restored):
-            yield event
-        judging.plan(pending)
-        async with life.stream(judging.drive) as events:
-            async for event in events:
+        heartbeat = asyncio.create_task(self._heartbeat()) if self._lease else None
+        try:
+            life.run_id = self.run_id
+            judging = Judging(self, order, states, life.emit)
+            # A batch provider (pipeline/batch.py) stores its batches with the run and reports on them
+            # as ProviderBatchStatus events in this stream.
+            if (attach := getattr(self.provider, "attach_run", None)) is not None:
+                attach(self.store, self.run_id, life.emit)
+            restored, pending = judging.restore()
+            yield judging.started(seed, resumed, len(restored), pending)
+            for event in judging.restored_events(restored):
                 yield event
-        for event in judging.end():
-            yield event
-        summary = judging.summary(self.clock() - started, seed)
-        life.finish(judging.status, summary_to_dict(summary))
-        yield RunFinished(summary)
+            judging.plan(pending)
+            async with life.stream(judging.drive) as events:
+                async for event in events:
+                    yield event
+            for event in judging.end():
+                yield event
+            summary = judging.summary(self.clock() - started, seed)
+            life.finish(judging.status, summary_to_dict(summary))
+            yield RunFinished(summary)
+        finally:  # no await here: this runs on the generator's close too
+            if heartbeat is not None:
+                heartbeat.cancel()
+            if self._lease is not None:
+                self.store.leases.release(self._lease)
+                self._lease = None
+
+    async def _heartbeat(self) -> None:
+        """Tell other processes this run's holder is alive (store/leases.py)."""
+        while self._lease is not None:
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+            if self._lease is not None and not self.store.leases.beat(self._lease):
+                log.warning("run %d: its lease was taken over by another process", self.run_id)
+                return
 
 
 __all__ = ["VetRun", "VetSettings", "default_seed", "summary_from_dict", "summary_to_dict"]

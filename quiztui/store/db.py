@@ -281,6 +281,18 @@ CREATE TABLE provider_batch_requests (
 )
 """
 
+# v8: one process works on a run at a time: its lease (pid, host, heartbeat; store/leases.py).
+SCHEMA_V8_RUN_LEASES = """
+CREATE TABLE run_leases (
+    run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    token TEXT NOT NULL,
+    acquired_at REAL NOT NULL,
+    heartbeat REAL NOT NULL
+)
+"""
+
 # Migration n brings the schema from version n to n + 1 (PRAGMA user_version).
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
@@ -290,6 +302,7 @@ MIGRATIONS: list[str] = [
     SCHEMA_V5_ROBUSTNESS,
     SCHEMA_V6_REVIEWS,
     SCHEMA_V7_PROVIDER_BATCHES,
+    SCHEMA_V8_RUN_LEASES,
 ]
 
 

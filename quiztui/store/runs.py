@@ -17,6 +17,7 @@ from quiztui.errors import StoreError
 from quiztui.store.cache import VerdictCache
 from quiztui.store.db import connect
 from quiztui.store.grades import GradeStore
+from quiztui.store.leases import LeaseStore
 from quiztui.store.profiles import ProfileStore
 from quiztui.store.provider_batches import ProviderBatchStore
 from quiztui.store.reviews import ReviewStore
@@ -91,6 +92,11 @@ class Store:
         self.reviews = ReviewStore(self.conn)
         self.robustness = RobustnessStore(self.conn)
         self.provider_batches = ProviderBatchStore(self.conn)
+        self.leases = LeaseStore(self.conn)
+        try:  # runs whose process died show "interrupted" from now on (store/leases.py)
+            self.leases.sweep()
+        except sqlite3.Error:
+            pass  # the store is busy: the next opening sweeps
 
     def close(self) -> None:
         self.conn.close()
@@ -177,6 +183,7 @@ class Store:
                 ],
             )
             c.execute("INSERT INTO usage(run_id) VALUES (?)", (run_id,))
+            self.leases.write(run_id)  # the run is born held by this process
         return run_id
 
     def get_run(self, run_id: int) -> RunRecord:
