@@ -355,6 +355,14 @@ class LogConfig(_Section):
         return value.strip().upper() if isinstance(value, str) else value
 
 
+class FormatsConfig(_Section):
+    strict: bool = Field(
+        False,
+        description="stop at a quiz file's first bad item (exit 2) instead of loading the good"
+        " items and listing the skipped ones (--strict)",
+    )
+
+
 class Config(_Section):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)  # type: ignore[arg-type]
     vet: VetConfig = Field(default_factory=VetConfig)  # type: ignore[arg-type]
@@ -368,6 +376,7 @@ class Config(_Section):
     store: StoreConfig = Field(default_factory=StoreConfig)  # type: ignore[arg-type]
     ui: UIConfig = Field(default_factory=UIConfig)  # type: ignore[arg-type]
     log: LogConfig = Field(default_factory=LogConfig)  # type: ignore[arg-type]
+    formats: FormatsConfig = Field(default_factory=FormatsConfig)  # type: ignore[arg-type]
 
     def db_path(self) -> Path:
         return Path(self.store.path).expanduser() if self.store.path else default_db_path()

@@ -61,6 +61,12 @@ def register(sub: Any, parents: Parents) -> None:
     )
     p.add_argument("--db", type=Path, help="SQLite run store (for --annotate)")
     p.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop at the input's first bad item (exit 2) instead of skipping it"
+        " ([formats] strict = true)",
+    )
+    p.add_argument(
         "--fail-on",
         dest="convert_fail_on",
         choices=LINT_FAIL_ON,
@@ -117,7 +123,10 @@ def cmd_convert(config: Config, args: argparse.Namespace) -> int:
     if args.output == Path("-") and not args.to:
         raise QuiztuiError("writing to stdout: name the output format with --to")
     fmt = output_format(args.output, args.to)
-    bank = load_bank(args.input, known_input(args.from_format))
+    strict = args.strict or config.formats.strict
+    bank = load_bank(args.input, known_input(args.from_format), strict=strict)
+    for line in bank.load_report():
+        print(f"quiztui: {line}", file=sys.stderr)
     annotations = annotations_for(bank, config) if args.annotate else None
     blocked = unsupported_items(bank, fmt)
     if blocked and not args.drop_unsupported:

@@ -16,6 +16,7 @@ import csv
 import io
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,12 @@ def register(sub: Any, parents: Parents) -> None:
         help="print what a lint code finds and why it has its severity ('all': every code)",
     )
     p.add_argument("--format", choices=FORMATS, default="text", help="report format")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop at the quiz file's first bad item (exit 2) instead of skipping it"
+        " ([formats] strict = true)",
+    )
     p.add_argument("-o", "--output", type=Path, help="write the report to this file")
     p.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     p.add_argument(
@@ -115,7 +122,9 @@ def cmd_lint(config: Config, args: argparse.Namespace) -> int:
         raise ConfigError("lint: a quiz file is needed (or --explain CODE)")
     extra = disabled_codes(args.disable)
     fail_on = args.lint_fail_on or config.lint.fail_on
-    quiz = load_quiz(args.quiz)
+    quiz = load_quiz(args.quiz, strict=args.strict or config.formats.strict)
+    for line in quiz.load_report():
+        print(f"quiztui: {line}", file=sys.stderr)
     report = lint_report(config, quiz, extra)
     render = {"text": report_text, "md": report_markdown, "json": report_json, "csv": report_csv}
     write_report(

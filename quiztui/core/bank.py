@@ -34,7 +34,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from quiztui.core.quiz import Question, Quiz, Unjudged
+from quiztui.core.quiz import Question, Quiz, Unjudged, load_report
 from quiztui.errors import QuiztuiError
 
 TEXT_FORMATS = ("moodle", "html", "markdown", "plain")
@@ -127,6 +127,21 @@ class Item:
 
 
 @dataclass(frozen=True)
+class Skipped:
+    """An item a non-strict load left out, and why: ``problem`` is the line the strict load's
+    error gives for it (file, line, field, message), ``title`` the item's own title if any.
+    Its text stays in ``Bank.source_text``: a save rewrites only edited items' spans."""
+
+    problem: str
+    line: int | None = None
+    title: str | None = None
+    span: tuple[int, int] | None = None
+
+    def __str__(self) -> str:
+        return self.problem + (f" (item {self.title!r})" if self.title else "")
+
+
+@dataclass(frozen=True)
 class Bank:
     items: tuple[Item, ...]
     format: str
@@ -134,6 +149,11 @@ class Bank:
     source_path: str | None = None
     source_text: str | None = None  # the file as read, for saves that keep unedited bytes
     truth: Mapping[str, int] = field(default_factory=dict)
+    skipped: tuple[Skipped, ...] = ()  # items a non-strict load left out (see ``Skipped``)
+
+    def load_report(self) -> list[str]:
+        """``loaded N of M items (K skipped: …)`` and a line per skipped item; [] when none."""
+        return load_report(len(self.items), [str(s) for s in self.skipped])
 
 
 # --- Annotations written back by ``quiztui convert --annotate`` -------------------------------
@@ -315,6 +335,8 @@ def bank_quiz(bank: Bank) -> Quiz:
         source_path=bank.source_path,
         format=bank.format,
         truth=dict(bank.truth),
+        skipped=tuple(str(s) for s in bank.skipped),
+        loaded=len(bank.items),
     )
 
 

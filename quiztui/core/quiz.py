@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -54,6 +56,15 @@ class Quiz(BaseModel):
     format: str | None = None
     # Known true answers (question id -> option index), e.g. from a truth file beside a sample quiz.
     truth: dict[str, int] = Field(default_factory=dict)
+    # A non-strict load: one line per item left out (the strict error's words), and how many
+    # items were loaded (None: every question and unjudged row is one item).
+    skipped: tuple[str, ...] = ()
+    loaded: int | None = None
+
+    def load_report(self) -> list[str]:
+        """``loaded N of M items (K skipped: …)`` then one line per skipped item; [] when none."""
+        n = self.loaded if self.loaded is not None else len(self.questions) + len(self.unjudged)
+        return load_report(n, self.skipped)
 
     def question(self, question_id: str) -> Question:
         for q in self.questions:
@@ -71,3 +82,13 @@ class Quiz(BaseModel):
                 h.update(b"\x1f" + o.encode())
             h.update(f"\x1e{q.key}\x1d".encode())
         return h.hexdigest()
+
+
+def load_report(loaded: int, skipped: Sequence[str]) -> list[str]:
+    """What a non-strict load prints: ``loaded N of M items (K skipped: …)``, then each skipped
+    item's line (file, line, why in the strict error's words, its title); [] when none."""
+    if not skipped:
+        return []
+    k = len(skipped)
+    head = f"loaded {loaded} of {loaded + k} items ({k} skipped: listed below; --strict stops)"
+    return [head, *(f"skipped {line}" for line in skipped)]

@@ -31,9 +31,9 @@ def format_module(name: str):  # type: ignore[no-untyped-def]
     return importlib.import_module(f"quiztui.formats.{name}")
 
 
-def _bank_parser(name: str) -> Callable[[str, str, str], Quiz]:
-    def parse(text: str, shown: str, title: str) -> Quiz:
-        return bank_quiz(format_module(name).parse_bank(text, shown, title))
+def _bank_parser(name: str) -> Callable[..., Quiz]:
+    def parse(text: str, shown: str, title: str, *, strict: bool = True) -> Quiz:
+        return bank_quiz(format_module(name).parse_bank(text, shown, title, strict=strict))
 
     return parse
 
@@ -43,7 +43,8 @@ class QuizFormat:
     name: str
     extensions: tuple[str, ...]
     description: str
-    parse: Callable[[str, str, str], Quiz]  # (text, path as shown, default title) -> Quiz
+    # (text, path as shown, default title, *, strict) -> Quiz; strict=False keeps the good items
+    parse: Callable[..., Quiz]
 
 
 FORMATS: dict[str, QuizFormat] = {
@@ -89,8 +90,13 @@ FORMATS: dict[str, QuizFormat] = {
 }
 
 
-def load_quiz(path: str | Path, fmt: str | None = None, *, with_truth: bool = True) -> Quiz:
-    """Read, detect, validate. ``fmt`` forces a format by name (see ``FORMATS``)."""
+def load_quiz(
+    path: str | Path, fmt: str | None = None, *, with_truth: bool = True, strict: bool = True
+) -> Quiz:
+    """Read, detect, validate. ``fmt`` forces a format by name (see ``FORMATS``).
+
+    ``strict=False`` loads the items that read well and lists the others in ``Quiz.skipped``
+    (``Quiz.load_report``); a file where nothing reads well still raises."""
     shown = str(path)
     path = Path(path)
     if fmt is not None and fmt not in FORMATS:
@@ -109,9 +115,9 @@ def load_quiz(path: str | Path, fmt: str | None = None, *, with_truth: bool = Tr
     title = quiz_title(path)
     fmt = fmt or detect_format(path, text)
     if fmt == "json":
-        quiz = _parse_json(text, shown, title)
+        quiz = _parse_json(text, shown, title, strict)
     else:
-        quiz = FORMATS[fmt].parse(text, shown, title)
+        quiz = FORMATS[fmt].parse(text, shown, title, strict=strict)
     truth_file = truth_path_for(path)
     if with_truth and truth_file.exists():
         quiz = load_truth(quiz, truth_file)
@@ -151,7 +157,7 @@ def detect_format(path: Path, text: str) -> str:
     return "quizaic"
 
 
-def _parse_json(text: str, shown: str, title: str) -> Quiz:
+def _parse_json(text: str, shown: str, title: str, strict: bool = True) -> Quiz:
     """``.json``: an object with "results" is Open Trivia DB; anything else is Quizaic."""
     if text.lstrip().startswith("{"):
         try:
@@ -159,8 +165,8 @@ def _parse_json(text: str, shown: str, title: str) -> Quiz:
         except json.JSONDecodeError:
             data = None  # JSON Lines, or broken: the Quizaic reader reports which line
         if isinstance(data, dict) and ("results" in data or "response_code" in data):
-            return opentdb.parse_data(data, shown, title)
-    return quizaic.parse(text, shown, title)
+            return opentdb.parse_data(data, shown, title, strict=strict)
+    return quizaic.parse(text, shown, title, strict=strict)
 
 
 def _error(shown: str, message: str) -> QuizFormatError:

@@ -128,17 +128,29 @@ class QuizBuilder:
             )
         )
 
-    def build(self, title: str) -> Quiz:
-        """The quiz, or QuizFormatError listing every problem found."""
+    def build(self, title: str, *, strict: bool = True) -> Quiz:
+        """The quiz, or QuizFormatError listing every problem found.
+
+        With ``strict=False`` the items with problems are left out, one ``Quiz.skipped`` line
+        each (its first problem); a problem of the whole file, or no good item, still raises."""
         if not self.problems and not self.questions:
             self.problem("no questions found")
+        skipped: list[str] = []
         if self.problems:
-            raise self.error()
+            by_item: dict[tuple[int | None, int | None], list[QuizProblem]] = {}
+            for p in self.problems:
+                by_item.setdefault((p.line, p.item), []).append(p)
+            if strict or not self.questions or (None, None) in by_item:
+                raise self.error()
+            for found in by_item.values():
+                more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+                skipped.append(str(found[0]) + more)
         return Quiz(
             title=title,
             questions=tuple(self.questions),
             source_path=self.path,
             format=self.fmt,
+            skipped=tuple(skipped),
         )
 
 

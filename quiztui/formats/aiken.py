@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from quiztui.core.bank import Bank, Choice, Item, Text, refuse_annotations
+from quiztui.core.bank import Bank, Choice, Item, Skipped, Text, refuse_annotations
 from quiztui.errors import QuizFormatError, QuizProblem, QuiztuiError
 
 NAME = "aiken"
@@ -63,6 +63,7 @@ class _Open:
     line: int
     start: int
     options: list[str] = field(default_factory=list)
+    problems: int = 0  # how many problems the file had when this question started
 
 
 def _lines(text: str) -> list[tuple[int, int]]:
@@ -80,14 +81,24 @@ def _lines(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def parse_bank(text: str, path: str, title: str) -> Bank:
-    """Every question of an Aiken file, or a QuizFormatError listing every problem."""
+def parse_bank(text: str, path: str, title: str, *, strict: bool = True) -> Bank:
+    """Every question of an Aiken file, or a QuizFormatError listing every problem.
+
+    With ``strict=False`` a question with a problem (and a stray option or ANSWER: line) is a
+    ``Skipped`` and the rest load; the error is raised only when no question reads well."""
     problems: list[QuizProblem] = []
     items: list[Item] = []
+    skipped: list[Skipped] = []
     current: _Open | None = None
 
     def problem(message: str, line: int, fld: str | None) -> None:
         problems.append(QuizProblem(path, message, line=line, field=fld))
+
+    def skip(first: int, start: int, end: int) -> None:
+        found = problems[first:]
+        if found:
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            skipped.append(Skipped(str(found[0]) + more, line=found[0].line, span=(start, end)))
 
     for number, (start, end) in enumerate(_lines(text), start=1):
         line = text[start:end].strip()
@@ -100,6 +111,7 @@ def parse_bank(text: str, path: str, title: str) -> Bank:
                     number,
                     None,
                 )
+                skip(len(problems) - 1, start, end)
                 continue
             letter = line[0]
             expected = chr(ord("A") + len(current.options))
@@ -114,10 +126,13 @@ def parse_bank(text: str, path: str, title: str) -> Bank:
         elif line.startswith(_ANSWER):
             if current is None:
                 problem("ANSWER: line outside a question: no question line before it", number, None)
+                skip(len(problems) - 1, start, end)
                 continue
             item = _finish(current, line, number, end, problem)
-            if item is not None:
+            if item is not None and len(problems) == current.problems:
                 items.append(item)
+            else:
+                skip(current.problems, current.start, end)
             current = None
         else:
             if current is not None:
@@ -127,14 +142,23 @@ def parse_bank(text: str, path: str, title: str) -> Bank:
                     number,
                     "ANSWER",
                 )
-            current = _Open(stem=line, line=number, start=start)
+                skip(current.problems, current.start, start)
+            current = _Open(stem=line, line=number, start=start, problems=len(problems))
     if current is not None:
         problem(
             "the question has no ANSWER: line before the end of the file", current.line, "ANSWER"
         )
-    if problems:
+        skip(current.problems, current.start, len(text))
+    if problems and (strict or not items):
         raise QuizFormatError(path, problems)
-    return Bank(tuple(items), format=NAME, title=title, source_path=path, source_text=text)
+    return Bank(
+        tuple(items),
+        format=NAME,
+        title=title,
+        source_path=path,
+        source_text=text,
+        skipped=tuple(skipped),
+    )
 
 
 _Report = Callable[[str, int, str | None], None]

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from quiztui.core.bank import Bank, Item, question_item
+from quiztui.core.bank import Bank, Item, Skipped, question_item
 from quiztui.errors import QuiztuiError
 from quiztui.formats import (
     BANK_FORMATS,
@@ -38,22 +38,29 @@ OUTPUT_EXTENSIONS = {
 }
 
 
-def load_bank(path: str | Path, fmt: str | None = None) -> Bank:
-    """Every item of a quiz file, with the file's text and each item's span in it."""
+def load_bank(path: str | Path, fmt: str | None = None, *, strict: bool = True) -> Bank:
+    """Every item of a quiz file, with the file's text and each item's span in it.
+
+    ``strict=False`` keeps the items that read well and lists the others in ``Bank.skipped``;
+    their text stays in ``source_text``, so a save (which rewrites only edited spans) keeps it."""
     shown = str(path)
     path = Path(path)
     text = read_text(path, shown)
     detected = fmt or detect_format(path, text)
     if detected in BANK_FORMATS:
-        return format_module(detected).parse_bank(text, shown, quiz_title(path))  # type: ignore[no-any-return]
-    quiz = load_quiz(path, None if detected == "json" else detected)
+        module = format_module(detected)
+        return module.parse_bank(text, shown, quiz_title(path), strict=strict)  # type: ignore[no-any-return]
+    quiz = load_quiz(path, None if detected == "json" else detected, strict=strict)
     name = quiz.format or detected
     spans = format_module(name).item_spans(text)
+    by_line = {text.count("\n", 0, start) + 1: (start, end) for start, end in spans}
     items = []
     for index, question in enumerate(quiz.questions):
         item = question_item(question)
         if len(spans) == len(quiz.questions):
             item = replace(item, span=spans[index])
+        elif question.source_line in by_line:  # items were skipped: find the row by its line
+            item = replace(item, span=by_line[question.source_line])
         items.append(item)
     return Bank(
         items=tuple(items),
@@ -62,6 +69,7 @@ def load_bank(path: str | Path, fmt: str | None = None) -> Bank:
         source_path=shown,
         source_text=text,
         truth=dict(quiz.truth),
+        skipped=tuple(Skipped(line) for line in quiz.skipped),
     )
 
 

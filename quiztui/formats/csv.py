@@ -47,7 +47,7 @@ def delimiter(text: str) -> str:
     return next((d for d in _DELIMITERS if d in header), ",")
 
 
-def parse(text: str, path: str, title: str) -> Quiz:
+def parse(text: str, path: str, title: str, *, strict: bool = True) -> Quiz:
     builder = QuizBuilder(path, NAME)
     if not text.strip():
         builder.problem("file is empty")
@@ -57,7 +57,7 @@ def parse(text: str, path: str, title: str) -> Quiz:
         _read(reader, builder)
     except csv.Error as exc:
         builder.problem(f"invalid CSV: {exc}", line=reader.line_num)
-    return builder.build(title)
+    return builder.build(title, strict=strict)
 
 
 def _read(reader: _csv.Reader, builder: QuizBuilder) -> None:

@@ -34,6 +34,7 @@ from quiztui.core.bank import (
     Bank,
     Choice,
     Item,
+    Skipped,
     SubQuestion,
     Text,
 )
@@ -58,6 +59,7 @@ _WEIGHT = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
 _ID = re.compile(r"\[id:((?:\\\]|[^\]\x00-\x1f\x7f])+)\]")
 _TAG = re.compile(r"\[tag:((?:\\\]|[^\]<>\x00-\x1f\x7f])+)\]")
 _TF = {"T": True, "TRUE": True, "F": False, "FALSE": False}
+_TITLE = re.compile(r"[ \t]*::((?:\\.|[^:\\]|:(?!:))*)::", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,16 +78,27 @@ class _Ch:
 # --- reading -----------------------------------------------------------------------------------
 
 
-def parse_bank(text: str, path: str, title: str) -> Bank:
-    """Every question of a GIFT file, or a QuizFormatError listing every problem found."""
+def parse_bank(text: str, path: str, title: str, *, strict: bool = True) -> Bank:
+    """Every question of a GIFT file, or a QuizFormatError listing every problem found.
+
+    With ``strict=False`` the questions that read well are kept and each one that does not is a
+    ``Skipped`` (the first problem's words, its title); the error is raised only when no
+    question reads well."""
     reader = _Reader(text, path)
     items = reader.read()
     if not items and not reader.problems:
         message = "file is empty" if not text.strip() else "no questions found"
         reader.problems.append(QuizProblem(path, message, line=1, column=1))
-    if reader.problems:
+    if reader.problems and (strict or not items):
         raise QuizFormatError(path, reader.problems)
-    return Bank(items=tuple(items), format=NAME, title=title, source_path=path, source_text=text)
+    return Bank(
+        items=tuple(items),
+        format=NAME,
+        title=title,
+        source_path=path,
+        source_text=text,
+        skipped=tuple(reader.skipped),
+    )
 
 
 class _Reader:
@@ -95,6 +108,7 @@ class _Reader:
         self.problems: list[QuizProblem] = []
         self.category: str | None = None
         self.failed = False
+        self.skipped: list[Skipped] = []
         self.line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
 
     def problem(self, message: str, offset: int, field: str) -> None:
@@ -132,9 +146,27 @@ class _Reader:
                 comments = []
             else:
                 self.failed = False
+                before = len(self.problems)
                 item = self._question(self._chars(lines[index:]), comments)
-                return [] if item is None or self.failed else [item]
+                if self.failed or item is None:
+                    self._skip(lines[index], lines[-1], self.problems[before:])
+                    return []
+                return [item]
         return []
+
+    def _skip(
+        self, first: tuple[int, int, int], last: tuple[int, int, int], found: list[QuizProblem]
+    ) -> None:
+        """Note a question that did not read: its first problem, title and source span."""
+        start, end = first[0], last[1]
+        named = _TITLE.match(self.text, start, end)
+        title = " ".join(re.sub(r"\\(.)", r"\1", named.group(1)).split()) if named else None
+        problem = found[0] if found else QuizProblem(self.path, "unreadable question")
+        more = len(found) - 1
+        words = str(problem) + (
+            f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+        )
+        self.skipped.append(Skipped(words, line=problem.line, title=title, span=(start, end)))
 
     def _chars(self, lines: Sequence[tuple[int, int, int]]) -> list[_Ch]:
         """The question's characters, escapes decoded, comment lines left out."""

@@ -38,7 +38,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from xml.parsers import expat
 
-from quiztui.core.bank import Bank, Choice, Item, Text
+from quiztui.core.bank import Bank, Choice, Item, Skipped, Text
 from quiztui.errors import QuizFormatError, QuizProblem
 from quiztui.formats._xml_scan import Lines, Located, entity_declaration, scan
 from quiztui.formats.moodle_xml_writer import _AFTER_ANSWERS, _FORMAT_IN, MODELLED, _is_number
@@ -66,8 +66,12 @@ def sniff(text: str) -> bool:
 # --- Reading ---------------------------------------------------------------------------------
 
 
-def parse_bank(text: str, path: str, title: str) -> Bank:
-    """Every question of a Moodle XML file, or a QuizFormatError listing every problem."""
+def parse_bank(text: str, path: str, title: str, *, strict: bool = True) -> Bank:
+    """Every question of a Moodle XML file, or a QuizFormatError listing every problem.
+
+    With ``strict=False`` a ``<question>`` with a problem is a ``Skipped`` and the rest load (a
+    document that is not well-formed XML still fails whole); the error is raised only when no
+    question reads well."""
     lines = Lines(text)
     entity = entity_declaration(text)
     if entity is not None:
@@ -91,9 +95,16 @@ def parse_bank(text: str, path: str, title: str) -> Bank:
         raise QuizFormatError(path, [QuizProblem(path, message, line=1)])
     reader = _Reader(path, text, lines, root)
     items = tuple(reader.items())
-    if reader.problems:
+    if reader.problems and (strict or not items):
         raise QuizFormatError(path, reader.problems)
-    return Bank(items, format=NAME, title=title, source_path=path, source_text=text)
+    return Bank(
+        items,
+        format=NAME,
+        title=title,
+        source_path=path,
+        source_text=text,
+        skipped=tuple(reader.skipped),
+    )
 
 
 def _strip(value: str | None) -> str:
@@ -114,6 +125,7 @@ class _Reader:
         self.text = text
         self.lines = lines
         self.problems: list[QuizProblem] = []
+        self.skipped: list[Skipped] = []
         self.where: dict[int, Located] = {}
         located = scan(text)
         elements = list(root.iter())
@@ -168,7 +180,16 @@ class _Reader:
                 else:
                     category = _strip(path.text) or None
             else:
-                yield self.item(element, kind, category)
+                before = len(self.problems)
+                item = self.item(element, kind, category)
+                if len(self.problems) == before:
+                    yield item
+                    continue
+                found = self.problems[before:]
+                more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+                self.skipped.append(
+                    Skipped(str(found[0]) + more, found[0].line, item.title, item.span)
+                )
 
     def item(self, element: ET.Element, kind: str, category: str | None) -> Item:
         self.extras = {}

@@ -29,7 +29,7 @@ NAME = "opentdb"
 _BOOLEAN = {"true": "True", "false": "False"}
 
 
-def parse(text: str, path: str, title: str) -> Quiz:
+def parse(text: str, path: str, title: str, *, strict: bool = True) -> Quiz:
     builder = QuizBuilder(path, NAME)
     if not text.strip():
         builder.problem("file is empty")
@@ -39,10 +39,10 @@ def parse(text: str, path: str, title: str) -> Quiz:
     except json.JSONDecodeError as exc:
         builder.problems.append(json_problem(path, exc))
         raise builder.error() from None
-    return parse_data(data, path, title)
+    return parse_data(data, path, title, strict=strict)
 
 
-def parse_data(data: Any, path: str, title: str) -> Quiz:
+def parse_data(data: Any, path: str, title: str, *, strict: bool = True) -> Quiz:
     """Build the quiz from an already-decoded JSON document."""
     builder = QuizBuilder(path, NAME)
     results = data.get("results") if isinstance(data, dict) else None
@@ -58,7 +58,7 @@ def parse_data(data: Any, path: str, title: str) -> Quiz:
             _check_item(obj, builder, index + 1)
         if isinstance(data.get("title"), str) and data["title"].strip():
             title = data["title"].strip()
-    return builder.build(title)
+    return builder.build(title, strict=strict)
 
 
 def _check_item(obj: Any, builder: QuizBuilder, item: int) -> None:

@@ -27,7 +27,7 @@ from quiztui.formats._validate import QuizBuilder, RawItem
 NAME = "quizaic"
 
 
-def parse(text: str, path: str, title: str) -> Quiz:
+def parse(text: str, path: str, title: str, *, strict: bool = True) -> Quiz:
     builder = QuizBuilder(path, NAME)
     stripped = text.lstrip()
     if not stripped:
@@ -37,7 +37,7 @@ def parse(text: str, path: str, title: str) -> Quiz:
         _parse_array(text, builder)
     else:
         _parse_lines(text, builder)
-    return builder.build(title)
+    return builder.build(title, strict=strict)
 
 
 def _parse_array(text: str, builder: QuizBuilder) -> None:
