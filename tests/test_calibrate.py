@@ -353,7 +353,9 @@ def test_modes_comparison_prints_five_setups_for_the_fake_server(
     gold = load_gold(SAMPLE)
     with FakeOpenAI(gold.truth_by_text(), tpr=0.9, tnr=0.9, seed=1) as server:
         code = main(["calibrate", str(SAMPLE), "--modes", *_judge_flags(server, tmp_path / "q.db")])
-        requests = len(server.requests)
+        paths = [r.path for r in server.requests]
+    requests = paths.count("/v1/chat/completions")
+    assert paths.count("/v1/models") == 1  # the endpoint probed once, before the first setup
     assert code == 0
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if "fake-judge" in line]

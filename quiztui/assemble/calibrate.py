@@ -28,7 +28,7 @@ async def calibration_events(
     Shared by ``quiztui calibrate`` and the TUI's Calibrate screen. Bad gold files raise
     QuizFormatError before anything is sent.
     """
-    from quiztui.assemble.common import prompt_for
+    from quiztui.assemble.common import probe_judge, prompt_for
     from quiztui.assemble.vet import vet_settings
     from quiztui.pipeline.calibrate import (
         MODE_SETUPS,
@@ -44,6 +44,7 @@ async def calibration_events(
     setups = MODE_SETUPS if request.compare_modes else ((request.mode, request.batch_size),)
     provider = build_provider(config, gold.quiz, truth=gold.truth_by_text())
     try:
+        probe_judge(provider)
         for index, (mode, batch_size) in enumerate(setups):
             prompt = prompt_for(prompt_for_mode(mode))
             settings = replace(vet_settings(config), mode=mode, batch_size=batch_size)

@@ -31,3 +31,12 @@ def lint_report(config: Config, quiz: Quiz, extra_disable: list[str] | None = No
     from quiztui.core.lint import lint_quiz
 
     return lint_quiz(quiz, config.lint.settings(extra_disable))
+
+
+def probe_judge(provider: object) -> None:
+    """Before a run: one look at the judge's endpoint where the provider has one (an
+    OpenAI-compatible server's ``/models``); a dead server, a base URL without ``/v1`` or an
+    unknown model raises ``ConfigError`` with one line, before any request is spent."""
+    probe = getattr(provider, "probe", None)
+    if callable(probe):
+        probe()

@@ -35,9 +35,12 @@ def provider_for(config: Config, grader: str) -> Provider | None:
 
     if grader not in LLM_GRADERS:
         return None
+    from quiztui.assemble.common import probe_judge
     from quiztui.providers.factory import build_provider
 
-    return build_provider(config)
+    provider = build_provider(config)
+    probe_judge(provider)
+    return provider
 
 
 async def grade_events(

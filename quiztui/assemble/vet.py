@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quiztui.assemble.common import prompt_for
+from quiztui.assemble.common import probe_judge, prompt_for
 from quiztui.core.bayes import JudgeAccuracy
 from quiztui.errors import QuiztuiError
 
@@ -83,6 +83,8 @@ def vet_runs(
     prompt = prompt_for(prompt_for_mode(settings.mode))
     accuracy = judge_accuracy(store, provider, prompt, settings)
     run_options(config, store, provider, prompt, settings)  # a budget needs a price: fail early
+    if not batch:
+        probe_judge(provider)  # a dead server or an unknown model: one line, before any request
     pending_resume = [resume]
 
     def start_run(only: Quiz | None = None) -> AsyncIterator[VetEvent]:

@@ -232,4 +232,12 @@ def apply_flags(config: Config, args: argparse.Namespace) -> Config:
             raise ConfigError(
                 f"{flag} {value}: {err['msg']} (config key {section}.{name})"
             ) from None
-    return config.model_copy(update=update) if update else config
+    result = config.model_copy(update=update) if update else config
+    judge = result.judge
+    if "judge.base_url" in overrides and not judge.model and judge.provider != "simulated":
+        # Without a model the judge would fall back to Ollama's first model or the simulated one.
+        raise ConfigError(
+            f"--base-url {overrides['judge.base_url'][0]} needs --model: name the model the"
+            " server runs (or set judge.model in the config)"
+        )
+    return result

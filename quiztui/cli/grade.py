@@ -8,7 +8,8 @@
   seed's published figures; ``--tui`` shows it as a screen with the confusion matrix and a
   scatter plot.
 
-Exit codes: 0 done (unscored items are reported, not failures), 2 bad input or configuration.
+Exit codes: 0 done (unscored items are reported, not failures), 1 nothing was scored at all, 2 bad
+input or configuration (a judge endpoint that cannot be reached too).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from quiztui.core.benchmark import CALIBRATIONS
 from quiztui.core.grading import GRADER_HELP, GRADERS, LLM_GRADERS, GradeItem
 from quiztui.errors import QuiztuiError
 from quiztui.report.writers import RAW_CSV_HELP, write_report
+
+NOTHING_SCORED = 1  # the exit code when every answer is unscored
 
 
 def register(sub: Any, parents: Parents) -> None:
@@ -164,6 +167,14 @@ async def _grade(
     else:
         text = _grades_text(rows, summary)
     write_report(text, args.output, fmt=args.format, raw_csv=args.raw_csv)
+    if summary is not None and summary.total and not summary.scored:
+        # Every answer unscored (a dead judge, replies it could not read): not a result.
+        print(
+            f"quiztui: error: no answer was scored ({summary.unscored} of {summary.total}"
+            " unscored; their reasons are in the report)",
+            file=sys.stderr,
+        )
+        return NOTHING_SCORED
     return 0
 
 

@@ -28,6 +28,7 @@ from quiztui.providers.base import (
     RequestFailed,
     StreamInterrupted,
 )
+from quiztui.providers.probe import check_endpoint
 from quiztui.providers.retry import TRANSIENT, Retryable
 
 CHAT_PATH = "/chat/completions"  # under the base URL, which ends in /v1 for most servers
@@ -100,6 +101,13 @@ class OpenAICompatProvider(HTTPProvider):
 
     def _chat_path(self, stream: bool) -> str:
         return CHAT_PATH
+
+    def probe(self) -> list[str] | None:
+        """One ``GET /models`` before a run (:mod:`quiztui.providers.probe`): a dead server, a
+        base URL without ``/v1`` or a model the server lacks is a one-line error (exit 2) before
+        any request is spent. The key goes to this provider's own base URL only."""
+        headers = {k: v for k, v in self._client.headers.items() if k.lower() != "content-type"}
+        return check_endpoint(self.base_url, self.model, headers=headers)
 
     def _body(self, request: ChatRequest, stream: bool, logprobs: bool) -> dict[str, Any]:
         body: dict[str, Any] = {

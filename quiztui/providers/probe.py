@@ -1,0 +1,87 @@
+"""One look at an OpenAI-compatible endpoint before a run: ``GET {base_url}/models``.
+
+A run against a server that is not there would spend every request's retries on a dead port and
+end with each item unjudged; a base URL without ``/v1`` gives only "HTTP 404" per request; a model
+name the server does not have fails every request alike. :func:`check_endpoint` finds each of
+these with one request and raises :class:`~quiztui.errors.ConfigError` (exit 2) with one line:
+
+- nothing listening: ``cannot reach URL: connection refused`` (or the transport error's kind);
+- 404: the URL tried, and the hint that OpenAI-compatible servers serve under ``/v1``;
+- a model list without the model: the models the server has.
+
+Any other answer (a 401 for a key, a 5xx, a body that is not a model list) lets the run go on and
+report it as it does. Ollama lists ``name:tag``; a model given without a tag matches ``:latest``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from quiztui.errors import ConfigError
+
+MAX_LISTED = 20  # models named in the unknown-model line
+
+
+def check_endpoint(
+    base_url: str,
+    model: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 5.0,
+    transport: httpx.BaseTransport | None = None,
+) -> list[str] | None:
+    """Probe ``base_url``; the models it lists (None when it answered but listed none)."""
+    base = base_url.rstrip("/")
+    url = f"{base}/models"
+    try:
+        with httpx.Client(timeout=timeout, transport=transport) as client:
+            response = client.get(url, headers=dict(headers or {}))
+    except httpx.ConnectError as exc:
+        why = "connection refused" if "refused" in str(exc).lower() else _kind(exc)
+        raise ConfigError(f"cannot reach {base}: {why}") from None
+    except httpx.TimeoutException:
+        raise ConfigError(f"cannot reach {base}: no answer within {timeout:g} s") from None
+    except httpx.HTTPError as exc:
+        raise ConfigError(f"cannot reach {base}: {_kind(exc)}") from None
+    if response.status_code == 404:
+        path = urlsplit(base).path.rstrip("/")
+        hint = (
+            f"; OpenAI-compatible servers serve their API under /v1: try --base-url {base}/v1"
+            if not path.endswith("/v1")
+            else "; is this an OpenAI-compatible server?"
+        )
+        raise ConfigError(f"GET {url}: HTTP 404{hint}")
+    if response.status_code != 200:
+        return None
+    models = _model_ids(response)
+    if models and not _has_model(models, model):
+        shown = ", ".join(models[:MAX_LISTED]) + (" …" if len(models) > MAX_LISTED else "")
+        raise ConfigError(f"model '{model}' is not served at {base}; the server has: {shown}")
+    return models or None
+
+
+def _kind(exc: Exception) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}" + (f" ({text[:120]})" if text else "")
+
+
+def _model_ids(response: httpx.Response) -> list[str]:
+    try:
+        body: Any = response.json()
+    except ValueError:
+        return []
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        return []
+    return [str(m["id"]) for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
+
+
+def _has_model(models: list[str], model: str) -> bool:
+    return model in models or (":" not in model and f"{model}:latest" in models)
+
+
+__all__ = ["check_endpoint"]
