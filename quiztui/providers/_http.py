@@ -42,6 +42,7 @@ from quiztui.providers.retry import (
     Retryable,
     RetryPolicy,
     parse_retry_after,
+    refuse_redirect,
     retry_call,
 )
 
@@ -150,6 +151,7 @@ class HTTPProvider:
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
             limits=limits,
             transport=transport,
+            event_hooks={"response": [refuse_redirect]},  # a 3xx is an error, never followed
         )
 
     @property

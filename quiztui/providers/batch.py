@@ -36,6 +36,7 @@ from quiztui.providers.retry import (
     Retryable,
     RetryPolicy,
     parse_retry_after,
+    refuse_redirect,
     retry_call,
 )
 
@@ -126,6 +127,7 @@ class BatchHTTP:
             headers=dict(headers),
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
             transport=transport,
+            event_hooks={"response": [refuse_redirect]},  # a 3xx is an error, never followed
         )
 
     def _where(self, method: str, url: str) -> str:

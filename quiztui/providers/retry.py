@@ -32,7 +32,9 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+# Statuses another attempt may fix: request timeout, conflict, too early, too many, any 5xx.
+# 400/401/403/404/422 and the rest are final; a 3xx is refused outright (refuse_redirect).
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, *range(500, 600)})
 # Refusals that say the server turned the request away before acting on it (timeout waiting for
 # it, too early, too many, unavailable, Anthropic's overloaded): a create may be sent again as is.
 NOT_ACTED_ON = frozenset({408, 425, 429, 503, 529})
@@ -188,6 +190,26 @@ def _gave_up(what: str, exc: Retryable, attempts: int) -> RequestFailed:
     return RequestFailed(f"{exc.error} (gave up after {attempts} attempts)")
 
 
+def redirect_message(response: httpx.Response) -> str:
+    """``HTTP 3xx``, the request, and where the server pointed it."""
+    request = response.request
+    target = response.headers.get("location") or "(no Location header)"
+    return (
+        f"HTTP {response.status_code}: {request.method} {request.url.path} was redirected to"
+        f" {target}; redirects are not followed (they would carry the API key elsewhere) —"
+        " set the base URL to that address if you trust it"
+    )
+
+
+async def refuse_redirect(response: httpx.Response) -> None:
+    """An httpx response hook: a 3xx fails the request at once — never followed, never retried."""
+    if 300 <= response.status_code < 400:
+        await response.aclose()
+        raise RequestFailed(
+            redirect_message(response), status=response.status_code, retryable=False
+        )
+
+
 def parse_retry_after(value: str | None) -> float | None:
     """Seconds from a Retry-After (or retry-after-ms style) header value: delta-seconds or HTTP date."""
     if not value:
@@ -214,5 +236,7 @@ __all__ = [
     "RetryPolicy",
     "Retryable",
     "parse_retry_after",
+    "redirect_message",
+    "refuse_redirect",
     "retry_call",
 ]
