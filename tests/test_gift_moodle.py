@@ -8,6 +8,8 @@ The fixtures are written the way a teacher's bank looks: ``~`` before every alte
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from quiztui.core.bank import Bank, Choice, Item, Text, bank_quiz
@@ -233,4 +235,19 @@ def test_cloze_item_written_back_with_its_codes() -> None:
     assert gift.unsupported(broken) is not None
     assert Choice(Text("was", "html"), correct=True) in [
         Choice(c.text, c.correct) for c in item.subquestions[0].choices
+    ]
+
+
+def test_legacy_8bit_gift_file_is_read_with_a_warning(tmp_path: Path) -> None:
+    # Moodle's importer reads the uploaded file in the encoding the teacher picks; quiztui
+    # guesses Windows-1252 for a file that is not UTF-8 and says so.
+    from quiztui.formats.bank_io import load_bank
+
+    path = tmp_path / "français.gift"
+    path.write_bytes("::Accents::Où est la gare ? {=Là-bas ~Ici}\r\n".encode("cp1252"))
+    bank = load_bank(path)
+    assert bank.items[0].choices[0].text.text == "Là-bas"
+    assert bank.load_report() == [
+        f"warning: {path}: not UTF-8 (byte 0xf9 on line 1): read as Windows-1252; save the file"
+        " as UTF-8 if the text looks wrong"
     ]

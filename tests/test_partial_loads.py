@@ -194,3 +194,18 @@ def test_generated_banks_load_the_valid_items(
     assert new[:start] == text[:start]
     assert new[len(new) - (len(text) - end) :] == text[end:]
     assert gift.parse_bank(new, "g.gift", "g", strict=False).items[index].title == "Edited"
+
+
+def test_cli_vet_judges_the_loaded_items(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "english.gift"
+    path.write_text(BANK, encoding="utf-8")
+    report = tmp_path / "report.json"
+    code = main(["vet", str(path), "--no-tui", "--fail-on", "never", "-o", str(report)])
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "quiztui: loaded 3 of 5 items (2 skipped: listed below; --strict stops)" in err
+    assert err.count("quiztui: skipped ") == 2
+    assert main(["vet", str(path), "--no-tui", "--strict"]) == 2
+    assert "line 6 col 12" in capsys.readouterr().err

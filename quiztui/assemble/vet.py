@@ -123,8 +123,12 @@ def teach_simulated_judge(provider: Provider, quiz: Quiz) -> None:
             provider.truth.setdefault(text, truth)
 
 
-def open_quiz(config: Config, quiz_path: Path | None, resume: int | None) -> tuple[Store, Quiz]:
-    """The run store and the quiz (a resumed run's own quiz file when none is given)."""
+def open_quiz(
+    config: Config, quiz_path: Path | None, resume: int | None, *, strict: bool = False
+) -> tuple[Store, Quiz]:
+    """The run store and the quiz (a resumed run's own quiz file when none is given).
+
+    Bad items are skipped (``Quiz.load_report``) unless ``strict`` or ``[formats] strict``."""
     from quiztui.formats import load_quiz
     from quiztui.store import Store
 
@@ -138,7 +142,11 @@ def open_quiz(config: Config, quiz_path: Path | None, resume: int | None) -> tup
     if quiz_path is None:
         store.close()
         raise QuiztuiError("no quiz given: quiztui vet QUIZ")
-    return store, load_quiz(quiz_path)
+    try:
+        return store, load_quiz(quiz_path, strict=strict or config.formats.strict)
+    except QuiztuiError:
+        store.close()
+        raise
 
 
 def try_bank(path: Path | None) -> Bank | None:
@@ -148,6 +156,6 @@ def try_bank(path: Path | None) -> Bank | None:
     if path is None:
         return None
     try:
-        return load_bank(path)
+        return load_bank(path, strict=False)  # the items the quiz has, skipped ones kept aside
     except QuiztuiError:
         return None

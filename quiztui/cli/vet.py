@@ -44,6 +44,12 @@ def register(sub: Any, parents: Parents) -> None:
         "--no-tui", action="store_true", help="run headless: progress on stderr, report on stdout"
     )
     vet.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop at the quiz file's first bad item (exit 2) instead of skipping it"
+        " ([formats] strict = true)",
+    )
+    vet.add_argument(
         "--format",
         choices=("json", "csv", "md", "html", "junit"),
         help="report format (default: from the -o extension, else md)",
@@ -181,7 +187,9 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
     from quiztui.report.progress import Progress
     from quiztui.report.writers import ReportExtras, format_for
 
-    store, quiz = open_quiz(config, args.quiz, args.resume)
+    store, quiz = open_quiz(config, args.quiz, args.resume, strict=args.strict)
+    for line in quiz.load_report():
+        print(f"quiztui: {line}", file=sys.stderr)
     try:
         if args.estimate:
             return cli_estimate.cmd_estimate(config, args, store, quiz)

@@ -115,6 +115,8 @@ class Item:
     raw: str | None = None  # source text of a type kept verbatim (see the module docstring)
     # multianswer (embedded answers, Cloze): the blanks, in order; the stem holds ``{#k}``.
     subquestions: tuple[SubQuestion, ...] = ()
+    # A spreadsheet's or dataset's other columns (id, notes, ...): shown, not written by formats.
+    metadata: tuple[tuple[str, str], ...] = ()
     line: int | None = None  # 1-based line where the item starts in the source
     span: tuple[int, int] | None = None
 
@@ -150,10 +152,12 @@ class Bank:
     source_text: str | None = None  # the file as read, for saves that keep unedited bytes
     truth: Mapping[str, int] = field(default_factory=dict)
     skipped: tuple[Skipped, ...] = ()  # items a non-strict load left out (see ``Skipped``)
+    notes: tuple[str, ...] = ()  # warnings about how the file was read (an encoding guessed)
 
     def load_report(self) -> list[str]:
-        """``loaded N of M items (K skipped: …)`` and a line per skipped item; [] when none."""
-        return load_report(len(self.items), [str(s) for s in self.skipped])
+        """Warnings, then ``loaded N of M items (K skipped: …)`` and a line per skipped item."""
+        notes = [f"warning: {note}" for note in self.notes]
+        return notes + load_report(len(self.items), [str(s) for s in self.skipped])
 
 
 # --- Annotations written back by ``quiztui convert --annotate`` -------------------------------
@@ -428,5 +432,6 @@ def question_item(question: Question) -> Item:
         choices=choices,
         category=question.category,
         extra=tuple((k, v) for k, v in details if v),
+        metadata=question.metadata,
         line=question.source_line,
     )

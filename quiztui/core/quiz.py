@@ -23,6 +23,8 @@ class Question(BaseModel):
     # The passage the question was written from (``quiztui generate`` output carries one); used by
     # the review's relevance criterion. Not part of ``Quiz.content_hash``.
     context: str | None = None
+    # Other columns or fields of the row it came from (a spreadsheet's id, notes, ...), in order.
+    metadata: tuple[tuple[str, str], ...] = ()
 
     @property
     def key_text(self) -> str:
@@ -60,11 +62,13 @@ class Quiz(BaseModel):
     # items were loaded (None: every question and unjudged row is one item).
     skipped: tuple[str, ...] = ()
     loaded: int | None = None
+    # Warnings about how the file was read (a legacy encoding guessed), printed with the report.
+    notes: tuple[str, ...] = ()
 
     def load_report(self) -> list[str]:
         """``loaded N of M items (K skipped: …)`` then one line per skipped item; [] when none."""
         n = self.loaded if self.loaded is not None else len(self.questions) + len(self.unjudged)
-        return load_report(n, self.skipped)
+        return [f"warning: {note}" for note in self.notes] + load_report(n, self.skipped)
 
     def question(self, question_id: str) -> Question:
         for q in self.questions:

@@ -111,7 +111,8 @@ def load_quiz(
             f"unknown quiz format: {what} (expected {', '.join(known_suffixes)}, "
             "or name the format)",
         )
-    text = read_text(path, shown)
+    notes: list[str] = []
+    text = read_text(path, shown, notes)
     title = quiz_title(path)
     fmt = fmt or detect_format(path, text)
     if fmt == "json":
@@ -121,6 +122,8 @@ def load_quiz(
     truth_file = truth_path_for(path)
     if with_truth and truth_file.exists():
         quiz = load_truth(quiz, truth_file)
+    if notes:
+        quiz = quiz.model_copy(update={"notes": tuple(notes)})
     return quiz
 
 

@@ -13,8 +13,12 @@ from quiztui.errors import QuizFormatError, QuizProblem
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 
-def read_text(path: Path, shown: str) -> str:
-    """The file's text (UTF-8, optional BOM), or a QuizFormatError with one clear message."""
+def read_text(path: Path, shown: str, notes: list[str] | None = None) -> str:
+    """The file's text (UTF-8, optional BOM), or a QuizFormatError with one clear message.
+
+    A file that is not UTF-8 but holds no NUL byte is a legacy 8-bit file (a spreadsheet's
+    "CSV" export, an old GIFT bank): it is read as Windows-1252 (bytes that code page leaves
+    undefined as Latin-1) and a warning naming the encoding is added to ``notes``."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -30,9 +34,25 @@ def read_text(path: Path, shown: str) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         byte = data[exc.start]
-        kind = "binary data" if b"\x00" in data[:1024] else "not valid UTF-8 text"
-        message = f"{kind}: byte 0x{byte:02x} is not UTF-8 (save the file as UTF-8)"
-        raise QuizFormatError(shown, [QuizProblem(shown, message, line=line)]) from None
+        if b"\x00" in data[:1024]:
+            message = f"binary data: byte 0x{byte:02x} is not UTF-8 (save the file as UTF-8)"
+            raise QuizFormatError(shown, [QuizProblem(shown, message, line=line)]) from None
+        if notes is not None:
+            notes.append(
+                f"{shown}: not UTF-8 (byte 0x{byte:02x} on line {line}): read as Windows-1252;"
+                " save the file as UTF-8 if the text looks wrong"
+            )
+        return legacy_decode(data)
+
+
+def legacy_decode(data: bytes) -> str:
+    """Windows-1252, with the five bytes it leaves undefined read as Latin-1."""
+    if not any(bytes((b,)) in data for b in _CP1252_UNDEFINED):
+        return data.decode("cp1252")
+    return "".join(chr(b) if b in _CP1252_UNDEFINED else bytes((b,)).decode("cp1252") for b in data)
+
+
+_CP1252_UNDEFINED = frozenset((0x81, 0x8D, 0x8F, 0x90, 0x9D))
 
 
 def _fail(shown: str, message: str) -> QuizFormatError:

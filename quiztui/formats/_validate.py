@@ -50,6 +50,7 @@ class RawItem:
     kind: str | None = None  # None: "boolean" when the options are True/False, else "multiple"
     shuffle: bool = False
     context: str | None = None  # the passage the question was written from, when the file has one
+    metadata: tuple[tuple[str, str], ...] = ()  # other columns or fields, kept with the question
 
 
 @dataclass
@@ -125,6 +126,7 @@ class QuizBuilder:
                 kind=kind,
                 source_line=raw.line if raw.line is not None else raw.item,
                 context=_clean(raw.context),
+                metadata=tuple((k, v) for k, v in raw.metadata if v.strip()),
             )
         )
 

@@ -45,11 +45,14 @@ def load_bank(path: str | Path, fmt: str | None = None, *, strict: bool = True) 
     their text stays in ``source_text``, so a save (which rewrites only edited spans) keeps it."""
     shown = str(path)
     path = Path(path)
-    text = read_text(path, shown)
+    notes: list[str] = []
+    text = read_text(path, shown, notes)
     detected = fmt or detect_format(path, text)
     if detected in BANK_FORMATS:
-        module = format_module(detected)
-        return module.parse_bank(text, shown, quiz_title(path), strict=strict)  # type: ignore[no-any-return]
+        bank: Bank = format_module(detected).parse_bank(
+            text, shown, quiz_title(path), strict=strict
+        )
+        return replace(bank, notes=tuple(notes))
     quiz = load_quiz(path, None if detected == "json" else detected, strict=strict)
     name = quiz.format or detected
     spans = format_module(name).item_spans(text)
@@ -70,6 +73,7 @@ def load_bank(path: str | Path, fmt: str | None = None, *, strict: bool = True) 
         source_text=text,
         truth=dict(quiz.truth),
         skipped=tuple(Skipped(line) for line in quiz.skipped),
+        notes=quiz.notes,
     )
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from quiztui.core.bank import Bank, Item, flat, refuse_annotations, why_not_judged
 from quiztui.core.quiz import Quiz
 from quiztui.errors import QuiztuiError
+from quiztui.formats import _dataset
 from quiztui.formats._validate import QuizBuilder, RawItem
 
 if TYPE_CHECKING:
@@ -52,12 +54,170 @@ def parse(text: str, path: str, title: str, *, strict: bool = True) -> Quiz:
     if not text.strip():
         builder.problem("file is empty")
         raise builder.error()
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter(text))
+    sep = delimiter(text)
+    first = next(csv.reader(io.StringIO(text, newline=""), delimiter=sep), [])
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
     try:
-        _read(reader, builder)
+        if _is_distractor_header(first):
+            _read(reader, builder)
+        else:
+            _read_option_columns(reader, builder, first)
     except csv.Error as exc:
         builder.problem(f"invalid CSV: {exc}", line=reader.line_num)
     return builder.build(title, strict=strict)
+
+
+def _is_distractor_header(first: list[str]) -> bool:
+    """quiztui's own shape: a ``correct`` column and distractor columns."""
+    names = [name.strip().casefold() for name in first]
+    if any(n.startswith(_DISTRACTOR_PREFIXES) for n in names):
+        return True
+    option_columns = any(_dataset.option_position(n) is not None for n in names)
+    listed = _dataset.find(names, _dataset.LIST_NAMES) is not None
+    return "correct" in names and not option_columns and not listed
+
+
+def _rows(reader: _csv.Reader) -> list[tuple[int, list[str]]]:
+    """(physical line the row starts on, cells) of every non-blank row."""
+    rows = []
+    last = reader.line_num
+    for row in reader:
+        line, last = last + 1, reader.line_num
+        if any(cell.strip() for cell in row):
+            rows.append((line, row))
+    return rows
+
+
+def _read_option_columns(reader: _csv.Reader, builder: QuizBuilder, first: list[str]) -> None:
+    """One column per option (``question,A,B,C,D,answer``, ``option1``..., ``choices`` holding
+    a list), with or without a header; the answer a letter, an index or the option's text."""
+    question_name = _dataset.find(first, _dataset.QUESTION_NAMES)
+    rows = _rows(reader)
+    if question_name is None:  # no header: question, the options, the answer last (MMLU)
+        last = first[-1].strip() if first else ""
+        answer_like = len(last) == 1 and last.upper() in _LETTERS or last.isdigit()
+        if len(first) < 4 or not answer_like:
+            builder.problem(
+                "missing column 'question' in the header (question,A,B,C,D,answer or"
+                " question,correct,distractor1,...; a file without a header has the question,"
+                " its options and the answer letter on each row)",
+                line=1,
+                field="question",
+            )
+            return
+        width = len(first)
+        columns = _Columns(
+            question=0,
+            options=list(range(1, width - 1)),
+            answer=width - 1,
+            names=["question", *(_LETTERS[i] for i in range(width - 2)), "answer"],
+        )
+    else:
+        names = [name.strip() for name in first]
+        found = _columns(names, builder)
+        if found is None:
+            return
+        columns = found
+        rows = rows[1:]
+    answers = [cells[columns.answer].strip() for _, cells in rows if columns.answer < len(cells)]
+    one_based = "0" not in answers
+    letters = _dataset.letter_answers(answers)
+    for line, row in rows:
+        cells = row + [""] * (len(columns.names) - len(row))
+        options, fields = _row_options(cells, columns)
+        answer = cells[columns.answer]
+        correct = _dataset.resolve_answer(answer, options, one_based=one_based, letters=letters)
+        if not answer.strip():
+            correct = ""
+        category = cells[columns.category] if columns.category is not None else None
+        builder.add(
+            RawItem(
+                text=cells[columns.question],
+                options=options,
+                correct=correct,
+                option_fields=fields,
+                line=line,
+                question_field=columns.names[columns.question],
+                correct_field=columns.names[columns.answer],
+                options_field=fields[0] if fields else "options",
+                category=category if category and category.strip() else None,
+                metadata=tuple(
+                    (columns.names[i], cells[i]) for i in columns.metadata if i < len(cells)
+                ),
+            )
+        )
+
+
+_LETTERS = "ABCDEFGHIJ"
+
+
+@dataclass
+class _Columns:
+    question: int
+    options: list[int]
+    answer: int
+    names: list[str]
+    choices: int | None = None  # a column holding the options as one list
+    category: int | None = None
+    metadata: list[int] = field(default_factory=list)
+
+
+def _columns(names: list[str], builder: QuizBuilder) -> _Columns | None:
+    """Which header column holds what; reports what is missing."""
+    question = names.index(_dataset.find(names, _dataset.QUESTION_NAMES) or "")
+    answer_name = _dataset.find(names, _dataset.ANSWER_NAMES)
+    list_name = _dataset.find(names, _dataset.LIST_NAMES)
+    category_name = _dataset.find(names, _dataset.CATEGORY_NAMES)
+    taken = {question}
+    answer = names.index(answer_name) if answer_name is not None else None
+    choices = names.index(list_name) if list_name is not None else None
+    category = names.index(category_name) if category_name is not None else None
+    taken |= {i for i in (answer, choices, category) if i is not None}
+    positions = [
+        (position, i)
+        for i, name in enumerate(names)
+        if i not in taken and (position := _dataset.option_position(name)) is not None
+    ]
+    options = [i for _, i in sorted(positions)]
+    if answer is None:
+        builder.problem(
+            "missing answer column in the header (answer, answerKey, correct_answer, label)",
+            line=1,
+            field="answer",
+        )
+    if not options and choices is None:
+        builder.problem(
+            "no option columns in the header (A, B, C, D or option1, option2, ...; or a"
+            " choices column holding a list)",
+            line=1,
+            field="options",
+        )
+    if answer is None or (not options and choices is None):
+        return None
+    used = taken | set(options)
+    return _Columns(
+        question=question,
+        options=options,
+        answer=answer,
+        names=names,
+        choices=choices,
+        category=category,
+        metadata=[i for i in range(len(names)) if i not in used and names[i]],
+    )
+
+
+def _row_options(cells: list[str], columns: _Columns) -> tuple[list[str], list[str]]:
+    """The row's options in their written order (trailing empty option cells left out)."""
+    if columns.choices is not None and not columns.options:
+        listed = _dataset.cell_list(cells[columns.choices])
+        name = columns.names[columns.choices]
+        if listed is None:
+            return [cells[columns.choices]], [name]
+        return listed, [name] * len(listed)
+    pairs = [(cells[i], columns.names[i]) for i in columns.options]
+    while pairs and not pairs[-1][0].strip():
+        pairs.pop()
+    return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
 def _read(reader: _csv.Reader, builder: QuizBuilder) -> None:

@@ -1,5 +1,9 @@
 """Quizaic JSON: objects ``{"question", "responses": [...], "correct"}``.
 
+Dataset exports load too: ``{"question", "choices": [...], "answer": index|letter|text}`` and
+the common variants (``options``, ``answerKey``, ``label``, ``correct_answer``, ARC's nested
+``choices``), options in their written order, other fields kept as metadata (``_dataset``).
+
 Either a JSON array of such objects (problems name the item and the line it starts on) or one
 object per line, JSON Lines style (problems name the line). Items may carry "category",
 "difficulty" and "context" (the passage the question was written from, as ``quiztui generate``
@@ -14,6 +18,7 @@ from typing import Any
 
 from quiztui.core.bank import Bank, Item, flat, refuse_annotations, why_not_judged
 from quiztui.core.quiz import Quiz
+from quiztui.formats import _dataset
 from quiztui.formats._source import (
     array_item_lines,
     category_and_difficulty,
@@ -101,6 +106,27 @@ def check_item(obj: Any, builder: QuizBuilder, *, line: int | None, item: int | 
     if not isinstance(obj, dict):
         report(
             f"expected an object with 'question', 'responses' and 'correct' (got {type_name(obj)})"
+        )
+        return
+    dataset = _dataset.object_fields(obj)
+    if dataset is not None:  # {"question", "choices": [...], "answer"} and its variants
+        question_field, options_field, answer_field = dataset["fields"]
+        options = dataset["responses"]
+        builder.add(
+            RawItem(
+                text=dataset["question"],
+                options=options,
+                correct=dataset["correct"],
+                option_fields=[options_field] * len(options),
+                line=line,
+                item=item,
+                question_field=question_field,
+                correct_field=answer_field,
+                options_field=options_field,
+                category=dataset["category"],
+                difficulty=d if isinstance(d := dataset["difficulty"], str) else None,
+                metadata=dataset["metadata"],
+            )
         )
         return
     question = obj.get("question")
