@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from quiztui.core.bank import Bank, Choice, Item, Text, bank_quiz
+from quiztui.core.bank import Bank, Choice, Item, Text, bank_quiz, stem_plain
 from quiztui.errors import QuizFormatError
 from quiztui.formats import cloze, gift, moodle_xml
 
@@ -251,3 +251,92 @@ def test_legacy_8bit_gift_file_is_read_with_a_warning(tmp_path: Path) -> None:
         f"warning: {path}: not UTF-8 (byte 0xf9 on line 1): read as Windows-1252; save the file"
         " as UTF-8 if the text looks wrong"
     ]
+
+
+# --- B3: GIFT -> Moodle XML -> GIFT ------------------------------------------------------------
+
+ROUND_TRIP = (
+    "$CATEGORY: english/grammar\n"
+    "\n"
+    "// [id:g-1] [tag:existential]\n"
+    "::Exist::{~It ~=There} are three books on the table.\n"
+    "\n"
+    "::Primes::Which are prime? {~%50%2 ~%50%3 ~%-100%4#Four is 2 × 2}\n"
+    "\n"
+    "::Sky::The sky is blue. {TRUE#Look up.#Right.}\n"
+    "\n"
+    "::Italy::Capital of Italy? {=Rome =%50%Roma =%-25%Milan####Rome since 1871.}\n"
+    "\n"
+    "::Grant::When was Grant born? {#=1822#Exactly =%50%1822:2#Close ~#Too far}\n"
+    "\n"
+    "::Pairs::Match. {=cat -> meow =dog -> woof =cow -> moo}\n"
+    "\n"
+    "::Essay::Describe your town. {}\n"
+    "\n"
+    "$CATEGORY: english/cloze\n"
+    "\n"
+    "::Word formation::It was chosen for a {1:SA:=variety#Yes~%50%varied} (VARY) of reasons,"
+    " {1:MC:~It ~=There#Good} were {2:MULTICHOICE_V:~two~=three~%50%tree} in all and"
+    " {1:NUMERICAL:=1822:0~%50%1822:5} was the year.\n"
+)
+
+
+def _shape(bank: Bank) -> list[tuple[object, ...]]:
+    """What a round trip must keep: type, text, answers with weights and feedback, blanks.
+
+    Each format says some of it its own way: a right answer is '=' in GIFT and fraction 100 in
+    Moodle XML (so a right answer without a weight is compared as 100), and a GIFT answer block
+    inside the sentence is a '_____' blank in Moodle XML (the stem is compared with it)."""
+
+    def choice(c: Choice) -> tuple[object, ...]:
+        feedback = c.feedback.plain() if c.feedback is not None else None
+        weight = c.weight if c.weight is not None else (100.0 if c.correct else None)
+        return (c.text.plain(), weight, feedback, c.match)
+
+    out: list[tuple[object, ...]] = []
+    for item in bank.items:
+        general = item.general_feedback.plain() if item.general_feedback is not None else None
+        blanks = [(s.kind, s.mark, [choice(c) for c in s.choices]) for s in item.subquestions]
+        out.append(
+            (
+                item.type,
+                item.title,
+                item.category,
+                " ".join(stem_plain(item).split()),
+                general,
+                [choice(c) for c in item.choices],
+                blanks,
+            )
+        )
+    return out
+
+
+def test_round_trip_gift_moodle_xml_gift_keeps_every_question() -> None:
+    bank = _read(ROUND_TRIP)
+    assert len(bank.items) == 8 and bank.items[-1].type == "multianswer"
+    xml = moodle_xml.write_bank(bank)
+    assert '<question type="cloze">' in xml
+    from_xml = moodle_xml.parse_bank(xml, "english.xml", "english")
+    again = _read(gift.write_bank(from_xml))
+    assert _shape(from_xml) == _shape(bank)
+    assert _shape(again) == _shape(bank)
+    assert [q.id for q in bank_quiz(again).questions] == [q.id for q in bank_quiz(bank).questions]
+
+
+def test_moodle_xml_cloze_question_is_read_as_blanks() -> None:
+    # Moodle rule: qformat_xml imports type="cloze" through qtype_multianswer's
+    # extract_question over the question text.
+    xml = (
+        '<quiz><question type="cloze"><name><text>Planets</text></name>'
+        '<questiontext format="html"><text><![CDATA[<p>The largest planet is'
+        " {1:MCH:~Mars~=Jupiter~Venus} and Earth has {1:NM:=1} moon.</p>]]></text>"
+        "</questiontext><penalty>0.3333333</penalty></question></quiz>"
+    )
+    item = moodle_xml.parse_bank(xml, "p.xml", "p").items[0]
+    assert item.type == "multianswer" and [s.kind for s in item.subquestions] == ["MCH", "NM"]
+    assert item.extra_value("penalty") == "0.3333333"
+    quiz = bank_quiz(moodle_xml.parse_bank(xml, "p.xml", "p"))
+    assert quiz.questions[0].text == "The largest planet is ___ and Earth has 1 moon."
+    assert moodle_xml.render_item(item).count("{1:MCH:Mars~=Jupiter~Venus}") == 1
+    with pytest.raises(QuizFormatError, match="embedded answer MC needs at least two answers"):
+        moodle_xml.parse_bank(xml.replace("MCH:~Mars~=Jupiter~Venus", "MC:=Jupiter"), "b", "b")

@@ -1,7 +1,9 @@
 """Moodle XML: a ``<quiz>`` of ``<question type="...">`` elements, read into a question bank.
 
-Modelled types: multichoice, truefalse, shortanswer, numerical, essay, description, matching.
-Any other type (calculated, ordering, gapselect, cloze/multianswer, ...) keeps its name, its
+Modelled types: multichoice, truefalse, shortanswer, numerical, essay, description, matching,
+and cloze (embedded answers), read as a ``multianswer`` item whose blanks are parsed from the
+question text as Moodle's qtype_multianswer does (``cloze``) and written back as type="cloze".
+Any other type (calculated, ordering, gapselect, ...) keeps its name, its
 header (name, text, idnumber, tags) for listing, and its exact source text in ``Item.raw``, which
 is written back verbatim. ``<question type="category">`` sets the category of the items after it.
 
@@ -40,6 +42,7 @@ from xml.parsers import expat
 
 from quiztui.core.bank import Bank, Choice, Item, Skipped, Text
 from quiztui.errors import QuizFormatError, QuizProblem
+from quiztui.formats import cloze
 from quiztui.formats._xml_scan import Lines, Located, entity_declaration, scan
 from quiztui.formats.moodle_xml_writer import _AFTER_ANSWERS, _FORMAT_IN, MODELLED, _is_number
 
@@ -243,10 +246,29 @@ class _Reader:
         )
         if kind not in MODELLED:
             return replace(base, raw=self.source(element))
-        choices = self.choices(element, kind, answers)
         order = ("questiontext", "generalfeedback", "top", "answers", "after")
+        if kind == "cloze":
+            extra = tuple(pair for group in order for pair in self.extras.get(group, []))
+            return self.cloze(replace(base, extra=extra), question_text)
+        choices = self.choices(element, kind, answers)
         extra = tuple(pair for group in order for pair in self.extras.get(group, []))
         return replace(base, choices=choices, extra=extra)
+
+    def cloze(self, base: Item, question_text: ET.Element | None) -> Item:
+        """Embedded answers: the blanks of the question text, read as Moodle's
+        qtype_multianswer_extract_question reads them (see ``cloze``)."""
+        try:
+            stem, subs = cloze.split(base.stem.text)
+        except cloze.ClozeError as exc:
+            where = question_text if question_text is not None else self.root
+            self.problem(where, exc.message, "questiontext")
+            return replace(base, type="multianswer")
+        if not subs:
+            where = question_text if question_text is not None else self.root
+            self.problem(where, "a cloze question without an embedded answer", "questiontext")
+        return replace(
+            base, type="multianswer", stem=replace(base.stem, text=stem), subquestions=subs
+        )
 
     def text_of(
         self, element: ET.Element, key: str, default: str, *, group: str, skip: tuple[str, ...] = ()

@@ -24,6 +24,7 @@ from decimal import Decimal
 
 from quiztui.core.bank import ANNOTATION_PREFIX, Bank, Item, Text, annotation_pairs
 from quiztui.errors import QuiztuiError
+from quiztui.formats import cloze
 
 MODELLED = (
     "multichoice",
@@ -33,6 +34,7 @@ MODELLED = (
     "essay",
     "description",
     "matching",
+    "cloze",  # read as a "multianswer" item (embedded answers), written back as type="cloze"
 )
 _FORMAT_IN = {
     "html": "html",
@@ -115,7 +117,10 @@ def _default_name(item: Item) -> str:
 
 
 def _stem(item: Item) -> Text:
-    """The question text; a GIFT answer set inside the sentence becomes a ``_____`` blank."""
+    """The question text; a GIFT answer set inside the sentence becomes a ``_____`` blank, and
+    embedded answers are written back in place of their ``{#k}``."""
+    if item.type == "multianswer":
+        return replace(item.stem, text=cloze.join(item.stem.text, item.subquestions))
     if item.tail is None or not item.tail.text.strip():
         return item.stem
     head, tail = item.stem.text.rstrip(), item.tail.text.lstrip()
@@ -197,7 +202,8 @@ def _render(item: Item, tags: tuple[str, ...]) -> str:
     if item.raw is not None:
         return item.raw if tags == item.tags else _retag(item.raw, tags)
     inner = _INDENT + "  "
-    lines = [f'<question type="{_attribute(item.type)}">']
+    kind = "cloze" if item.type == "multianswer" else item.type
+    lines = [f'<question type="{_attribute(kind)}">']
     lines += [
         f"{_INDENT}<name>",
         f"{inner}<text>{_content(item.title or _default_name(item))}</text>",
@@ -245,14 +251,18 @@ def unsupported(item: Item) -> str | None:
         if not item.raw.lstrip().startswith("<question"):
             return f"a {item.type} question kept verbatim from another format"
         return None
-    if item.type not in MODELLED:
+    if item.type == "multianswer":
+        reason = cloze.problem(item.subquestions, item.stem.text)
+        if reason is not None:
+            return reason
+    elif item.type not in MODELLED or item.type == "cloze":
         return f"{item.type} questions have no Moodle XML form here"
     if item.type == "truefalse" and len(item.choices) != 2:
         return "a truefalse question without its True and False answers"
     texts = [item.stem.text, item.title or "", item.ident or "", item.category or "", *item.tags]
     for text in (item.general_feedback, item.tail):
         texts.append(text.text if text is not None else "")
-    for choice in item.choices:
+    for choice in (*item.choices, *(c for sub in item.subquestions for c in sub.choices)):
         texts += [choice.text.text, choice.match or ""]
         texts.append(choice.feedback.text if choice.feedback is not None else "")
     if any(_NOT_XML.search(text) for text in texts):
