@@ -340,3 +340,20 @@ def test_moodle_xml_cloze_question_is_read_as_blanks() -> None:
     assert moodle_xml.render_item(item).count("{1:MCH:Mars~=Jupiter~Venus}") == 1
     with pytest.raises(QuizFormatError, match="embedded answer MC needs at least two answers"):
         moodle_xml.parse_bank(xml.replace("MCH:~Mars~=Jupiter~Venus", "MC:=Jupiter"), "b", "b")
+
+
+def test_editing_one_blank_rewrites_only_that_blank() -> None:
+    from quiztui.core.bank import apply_edit, blank_number, item_index
+
+    bank = _read(CLOZE)
+    quiz = bank_quiz(bank)
+    blank = next(q for q in quiz.questions if q.id == "q1.3")
+    assert (item_index(blank.id), blank_number(blank.id)) == (0, 3)
+    item = bank.items[0]
+    edited = apply_edit(item, blank.text, ("two", "three", "four"), 1, blank=3)
+    assert [c.text.text for c in edited.subquestions[2].choices] == ["two", "three", "four"]
+    assert edited.subquestions[:2] == item.subquestions[:2] and edited.stem == item.stem
+    written = gift.render_item(edited)
+    # The blank had weights (%50%tree), so the edited answers keep weights: 100 on the key.
+    assert "{2:MULTICHOICE:%0%two~%100%three#Count again~%0%four}" in written
+    assert _read(written).items[0].subquestions == edited.subquestions

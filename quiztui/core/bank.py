@@ -344,13 +344,25 @@ def bank_quiz(bank: Bank) -> Quiz:
     )
 
 
-def apply_edit(item: Item, text: str, options: Sequence[str], key: int) -> Item:
+def apply_edit(
+    item: Item, text: str, options: Sequence[str], key: int, *, blank: int | None = None
+) -> Item:
     """The item after the TUI editor changed its stem, options or key.
 
     Unchanged texts keep their format and feedback; a changed text is stored in the item's stem
     format (HTML-escaped when that format is html). Choice feedback follows its choice by
     position; the key moves the ``correct`` mark (and a 100 weight, when weights were given).
+    For an embedded-answers item, ``blank`` (``blank_number`` of the question id) names the
+    blank whose options and key changed; the text shown around it is not the item's to edit.
     """
+    if item.type == "multianswer":
+        if blank is None or not 1 <= blank <= len(item.subquestions):
+            raise QuiztuiError("edit one blank of an embedded-answers question at a time")
+        sub = item.subquestions[blank - 1]
+        alone = Item(type="multichoice", stem=Text(""), choices=sub.choices)
+        edited = replace(sub, choices=apply_edit(alone, "", options, key).choices)
+        subs = tuple(edited if i == blank - 1 else s for i, s in enumerate(item.subquestions))
+        return replace(item, subquestions=subs)
     if item.type == "truefalse":
         is_true = key == 0
         choices = tuple(replace(c, correct=(i == 0) == is_true) for i, c in enumerate(item.choices))

@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from textual.widgets.data_table import RowKey
 from textual.worker import Worker, WorkerState
 
-from quiztui.core.bank import Bank, Item, apply_edit, item_index
+from quiztui.core.bank import Bank, Item, apply_edit, blank_number, item_index
 from quiztui.core.lint import LintReport
 from quiztui.core.quiz import Question, Quiz, Unjudged
 from quiztui.errors import QuiztuiError
@@ -520,7 +520,8 @@ class VetScreen(LiveRunScreen):
         if self.bank is not None:
             index = item_index(qid)
             item = self.edits.get(index, self.bank.items[index])
-            self.edits[index] = apply_edit(item, edit.text, edit.options, edit.key)
+            blank = blank_number(qid)  # a blank of an embedded-answers (Cloze) item
+            self.edits[index] = apply_edit(item, edit.text, edit.options, edit.key, blank=blank)
         self._forget_question(record, new)
         self._relint()  # the whole quiz: duplicates and position bias span questions
         if self.start_rejudge is None:
