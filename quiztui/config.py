@@ -85,6 +85,18 @@ class JudgeConfig(_Section):
         description="token logprobs → P(true) per assertion. auto: ask, and go on without them"
         " when the server refuses; on: a refusal is an error; off: never ask",
     )
+    system_role: Literal["auto", "system", "user"] = Field(
+        "auto",
+        description="where the judge's instructions go. system: a system message; user: at the"
+        " top of the user turn, for chat templates that drop system messages (llama.cpp's"
+        " gemma format); auto: user for Gemma models, else system",
+    )
+    structured: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="constrained verdicts: ask an OpenAI-compatible server for JSON that fits"
+        " the verdict schema (response_format). auto: ask, and go on with text when the server"
+        " refuses (remembered for the run); on: a refusal is an error; off: never ask",
+    )
 
 
 class VetConfig(_Section):

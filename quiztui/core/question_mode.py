@@ -8,6 +8,7 @@ compared on the same gold set with the same TPR/TNR.
 
 from __future__ import annotations
 
+import json
 import re
 import string
 from collections.abc import Sequence
@@ -117,9 +118,11 @@ class QuestionVerdictParser(StreamingVerdictParser):
         self._choice: tuple[int, str] | None = None
         self._echoed_options: dict[str, tuple[int, str]] = {}
         self._echoed_other = False
+        self._lines: list[str] = []  # the whole reply, for a JSON answer written over lines
         self.problem: str | None = None
 
     def _parse(self, lines: list[str]) -> list[ParsedVerdict]:
+        self._lines += lines
         for line in lines:
             found, refused = read_choice_line(line, len(self._ids))
             self.refused = refused or self.refused
@@ -140,6 +143,9 @@ class QuestionVerdictParser(StreamingVerdictParser):
         echoed = self._echoed_other or len(self._echoed_options) > 1
         if choice is None and len(self._echoed_options) == 1 and not echoed:
             choice = next(iter(self._echoed_options.values()))
+        if choice is None and "{" in "".join(self._lines):  # JSON over several lines
+            choice, refused = read_choice_line(" ".join(self._lines), len(self._ids))
+            self.refused = refused or self.refused
         if choice is None:
             note = f" ({self.refused})" if self.refused else ""  # JSON past the caps
             self.problem = ECHOED if echoed else NO_OPTION + note
@@ -147,6 +153,21 @@ class QuestionVerdictParser(StreamingVerdictParser):
         index, reason = choice
         said = f"chose {LETTERS[index]}" + (f": {reason}" if reason else "")
         return [ParsedVerdict(i, n == index, said) for n, i in enumerate(self._ids)]
+
+
+def answer_schema(n: int) -> str:
+    """The JSON schema of a structured per-question reply, as JSON text: ``{"answer": "C",
+    "reason": "..."}`` with the answer one of the question's ``n`` letters."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "answer": {"type": "string", "enum": list(LETTERS[:n])},
+            "reason": {"type": "string"},
+        },
+        "required": ["answer", "reason"],
+        "additionalProperties": False,
+    }
+    return json.dumps(schema, separators=(",", ":"))
 
 
 def _norm(line: str) -> str:

@@ -13,6 +13,7 @@ past its caps gives no JSON verdict, and the parser keeps the reason in ``refuse
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -68,6 +69,12 @@ def _from_json(line: str) -> ParsedVerdict | None:
     obj = line_object(line)
     if obj is None:
         return None
+    return _verdict_of(obj, line)
+
+
+def _verdict_of(obj: dict[str, Any], line: str | None = None) -> ParsedVerdict | None:
+    """One verdict object (``{"id": "A3", "verdict": true, "reason": "..."}``) or None; the
+    offset of its verdict value is found in ``line`` when given."""
     ident = obj.get("id") or obj.get("ID") or obj.get("assertion")
     field = next((k for k in ("verdict", "answer", "value", "label", "truth") if k in obj), None)
     raw = None if field is None else obj[field]
@@ -80,8 +87,46 @@ def _from_json(line: str) -> ParsedVerdict | None:
     else:
         return None
     reason = obj.get("reason") or obj.get("explanation") or ""
-    offset = _json_value_offset(line, field)
+    offset = None if line is None else _json_value_offset(line, field)
     return ParsedVerdict(ident.strip().upper(), verdict, str(reason).strip(), offset)
+
+
+def verdict_schema(ids: Collection[str]) -> str:
+    """The JSON schema of a structured batch reply (``judge.structured``), as JSON text:
+    ``{"verdicts": [{"id": "A1", "verdict": true, "reason": "..."}, ...]}`` with the batch's ids."""
+    item = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "enum": sorted(ids, key=lambda i: int(i[1:]))},
+            "verdict": {"type": "boolean"},
+            "reason": {"type": "string"},
+        },
+        "required": ["id", "verdict", "reason"],
+        "additionalProperties": False,
+    }
+    schema = {
+        "type": "object",
+        "properties": {"verdicts": {"type": "array", "items": item}},
+        "required": ["verdicts"],
+        "additionalProperties": False,
+    }
+    return json.dumps(schema, separators=(",", ":"))
+
+
+def parse_verdict_document(text: str, valid_ids: Collection[str]) -> list[ParsedVerdict]:
+    """The verdicts of a reply that is one JSON document, as structured output gives (written
+    over many lines or one): ``{"verdicts": [...]}`` or a bare list of verdict objects. Empty
+    when the reply is no such document (or is past the caps of :mod:`quiztui.core.replies`)."""
+    try:
+        doc = json_document(text)
+    except JSONRefused:
+        return []
+    items = doc.get("verdicts") if isinstance(doc, dict) else doc
+    if not isinstance(items, list):
+        return []
+    valid = {i.upper() for i in valid_ids}
+    found = [_verdict_of(item) for item in items if isinstance(item, dict)]
+    return [v for v in found if v is not None and v.id in valid]
 
 
 def parse_line(line: str) -> ParsedVerdict | None:

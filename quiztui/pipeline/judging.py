@@ -24,9 +24,14 @@ from typing import TYPE_CHECKING
 from quiztui.core.assertions import Assertion
 from quiztui.core.estimate import approx_tokens, usd
 from quiztui.core.logprobs import LogprobIndex, graded_key_score
-from quiztui.core.question_mode import QuestionVerdictParser
+from quiztui.core.question_mode import QuestionVerdictParser, answer_schema
 from quiztui.core.quiz import Question
-from quiztui.core.verdicts import ParsedVerdict, StreamingVerdictParser
+from quiztui.core.verdicts import (
+    ParsedVerdict,
+    StreamingVerdictParser,
+    parse_verdict_document,
+    verdict_schema,
+)
 from quiztui.pipeline.estimate import Planner
 from quiztui.pipeline.events import (
     AssertionUnjudged,
@@ -48,6 +53,7 @@ from quiztui.providers.base import (
     RequestFailed,
     RetryNotice,
     StreamInterrupted,
+    StructuredRejected,
 )
 
 if TYPE_CHECKING:
@@ -102,12 +108,17 @@ class _BatchReply:
         # Why the reply as a whole cannot be judged ("cut at max_tokens", "echoed the prompt",
         # "named no option"): the reason its ids are unjudged, when it is one.
         self.problem: str | None = None
+        self.text: list[str] = []  # the reply so far, for a verdict document over many lines
+        self.schema = (
+            answer_schema(len(id_map)) if self.question_mode else verdict_schema(id_map.keys())
+        )
         self.raw = ""
         self.tokens_in = self.tokens_out = 0
         self._order = judging.order
         self._emit = judging.emit
 
     def feed(self, text: str) -> None:
+        self.text.append(text)
         self._take(self.parser.feed(text))
 
     def close(self) -> None:
@@ -119,6 +130,10 @@ class _BatchReply:
             if self.problem is not None or self.status != "ok":
                 return
         self._take(found)
+        if not self.question_mode and len(self.got) < len(self.seq_of):
+            # Structured output: one JSON document, perhaps over many lines or on one.
+            whole = parse_verdict_document("".join(self.text), self.seq_of.keys())
+            self._take([v for v in whole if v.id not in self.got])
 
     def _take(self, found: list[ParsedVerdict]) -> None:
         for v in found:
@@ -364,6 +379,7 @@ class Judging:
             temperature=self.settings.temperature,
             max_tokens=self.settings.max_tokens,
             logprobs=self.settings.logprobs,
+            response_schema=batch.schema,
         )
         try:
             result = await run.provider.complete(
@@ -392,7 +408,7 @@ class Judging:
             batch.status, batch.error = "failed", str(exc)
             if not exc.retryable and exc.status in (401, 403, 404):
                 self.fatal.append(exc)
-            if isinstance(exc, LogprobsRejected):  # every other batch would fail alike
+            if isinstance(exc, (LogprobsRejected, StructuredRejected)):  # every batch alike
                 self.fatal.append(exc)
 
     def _take_verdicts(self, batch: _BatchReply) -> list[tuple[int, bool, str, float | None]]:

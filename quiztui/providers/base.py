@@ -17,6 +17,9 @@ class ChatRequest:
     max_tokens: int | None = None
     logprobs: bool = False  # ask for token logprobs (providers that cannot simply send none)
     top_logprobs: int = 5  # alternatives per token, when logprobs are asked for
+    # The JSON schema the reply must fit (as JSON text), for providers that constrain output
+    # (structured output); None: free text.
+    response_schema: str | None = None
 
     def cache_params(self) -> dict[str, object]:
         """Parameters that change the output (retry and concurrency settings do not).
@@ -65,6 +68,10 @@ class RequestFailed(ProviderError):
 
 class LogprobsRejected(RequestFailed):
     """The provider refused a request for asking for logprobs, and falling back was not allowed."""
+
+
+class StructuredRejected(RequestFailed):
+    """The provider refused structured output (``judge.structured = "on"``)."""
 
 
 OnText = Callable[[str], None]

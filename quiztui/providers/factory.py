@@ -107,7 +107,12 @@ def build_provider(
         "quiet_seconds": judge.quiet_seconds,
     }
     if provider == "openai-compat":
-        return OpenAICompatProvider(**common, logprobs=judge.logprobs)  # type: ignore[arg-type]
+        return OpenAICompatProvider(
+            **common,  # type: ignore[arg-type]
+            logprobs=judge.logprobs,
+            system_role=judge.system_role,
+            structured=judge.structured,
+        )
     if judge.logprobs == "on":
         raise ConfigError(
             f'judge.logprobs: "on" needs the openai-compat provider; {provider} sends no token'

@@ -12,6 +12,7 @@ asked for them again; with ``"on"`` that refusal is an error (:class:`LogprobsRe
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import json
 import math
@@ -24,14 +25,19 @@ from quiztui.providers.base import (
     ChatResult,
     LogprobsRejected,
     OnLogprobs,
+    OnRetry,
     OnText,
     RequestFailed,
     StreamInterrupted,
+    StructuredRejected,
 )
 from quiztui.providers.probe import check_endpoint
 from quiztui.providers.retry import TRANSIENT, Retryable
 
-CHAT_PATH = "/chat/completions"  # under the base URL, which ends in /v1 for most servers
+CHAT_PATH = "/chat/completions"
+# Models whose chat templates drop or refuse a system message (llama.cpp's "gemma" format drops it
+# with a debug line): judge.system_role "auto" puts the instructions in the user turn for these.
+SYSTEMLESS_MODELS = ("gemma",)  # under the base URL, which ends in /v1 for most servers
 # Error codes and types that mean "slow down" (OpenAI's, and Anthropic's in its compatible API).
 _RATE_LIMIT_CODES = frozenset({"rate_limit_exceeded", "rate_limit_error", "requests", "tokens"})
 
@@ -83,6 +89,14 @@ def _mentions_logprobs(exc: RequestFailed) -> bool:
     return exc.status in (400, 422) and "logprob" in str(exc).lower()
 
 
+def _mentions_response_format(exc: RequestFailed) -> bool:
+    """A refusal of ``response_format``: a 400 naming it, or a bare 422 (a request-validation
+    error, as llama-cpp-python's server gives for a type it does not know)."""
+    text = str(exc).lower()
+    named = any(word in text for word in ("response_format", "json_schema", "schema", "grammar"))
+    return exc.status in (400, 422) and (named or text.strip() == f"http {exc.status}")
+
+
 class OpenAICompatProvider(HTTPProvider):
     name = "openai-compat"
 
@@ -93,11 +107,70 @@ class OpenAICompatProvider(HTTPProvider):
         model: str,
         api_key_env: str | None = None,
         logprobs: Literal["auto", "on", "off"] = "auto",
+        system_role: Literal["auto", "system", "user"] = "auto",
+        structured: Literal["auto", "on", "off"] = "auto",
         **options: Unpack[HTTPOptions],
     ) -> None:
         super().__init__(base_url=base_url, model=model, api_key_env=api_key_env, **options)
         self.logprobs = logprobs
         self.logprobs_rejected = False  # set when the server refused them under "auto"
+        self.system_role = system_role
+        self.structured = structured
+        # The response_format shape this endpoint takes: "json_schema" (OpenAI, llama.cpp's
+        # server, vLLM, LM Studio, Ollama), "json_object" with a schema (llama-cpp-python's
+        # server), or None once the server refused both (under "auto"). Probed by the first
+        # request that asks, remembered for the provider's life.
+        self.structured_wire: str | None = None if structured == "off" else "json_schema"
+        self._structured_settled = structured == "off"  # the endpoint's answer is known
+        self._probe_lock = asyncio.Lock()
+
+    async def complete(
+        self,
+        request: ChatRequest,
+        *,
+        on_text: OnText | None = None,
+        on_retry: OnRetry | None = None,
+        on_logprobs: OnLogprobs | None = None,
+    ) -> ChatResult:
+        """As :meth:`HTTPProvider.complete`; the first request asking for structured output goes
+        alone, so the endpoint is probed once (the others wait for its answer)."""
+        kw: dict[str, Any] = {"on_text": on_text, "on_retry": on_retry, "on_logprobs": on_logprobs}
+        if request.response_schema is not None and not self._structured_settled:
+            async with self._probe_lock:
+                if not self._structured_settled:
+                    result = await super().complete(request, **kw)
+                    self._structured_settled = True
+                    return result
+        return await super().complete(request, **kw)
+
+    @property
+    def system_in_user(self) -> bool:
+        """Whether the instructions go at the top of the user turn (see ``judge.system_role``)."""
+        if self.system_role == "auto":
+            return any(name in self.model.lower() for name in SYSTEMLESS_MODELS)
+        return self.system_role == "user"
+
+    def _messages(self, request: ChatRequest) -> list[dict[str, str]]:
+        messages = list(request.messages)
+        if self.system_in_user:
+            system = "\n\n".join(c for r, c in messages if r == "system")
+            messages = [(r, c) for r, c in messages if r != "system"]
+            if system and messages and messages[0][0] == "user":
+                messages[0] = ("user", f"{system}\n\n{messages[0][1]}")
+            elif system:
+                messages.insert(0, ("user", system))
+        return [{"role": r, "content": c} for r, c in messages]
+
+    def _response_format(self, request: ChatRequest) -> dict[str, Any] | None:
+        if request.response_schema is None or self.structured_wire is None:
+            return None
+        schema = json.loads(request.response_schema)
+        if self.structured_wire == "json_object":
+            return {"type": "json_object", "schema": schema}
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": "quiztui_reply", "strict": True, "schema": schema},
+        }
 
     def _chat_path(self, stream: bool) -> str:
         return CHAT_PATH
@@ -112,7 +185,7 @@ class OpenAICompatProvider(HTTPProvider):
     def _body(self, request: ChatRequest, stream: bool, logprobs: bool) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": r, "content": c} for r, c in request.messages],
+            "messages": self._messages(request),
             "temperature": request.temperature,
             "stream": stream,
         }
@@ -123,6 +196,9 @@ class OpenAICompatProvider(HTTPProvider):
             body["top_logprobs"] = max(0, min(20, request.top_logprobs))
         if stream:
             body["stream_options"] = {"include_usage": True}
+        response_format = self._response_format(request)
+        if response_format is not None:
+            body["response_format"] = response_format
         return body
 
     async def _attempt(
@@ -143,7 +219,11 @@ class OpenAICompatProvider(HTTPProvider):
 
         Decided from the request, not from per-attempt state: attempts of other requests run
         meanwhile, and once another one has set ``logprobs_rejected`` a retry goes without too.
+        A refused ``response_format`` steps down the same way (:meth:`_structured_fallback`).
         """
+        structured = self._structured_fallback(request, exc)
+        if structured is not None:
+            return structured
         if not (request.logprobs and self.logprobs != "off" and _mentions_logprobs(exc)):
             return None
         if self.logprobs == "on":
@@ -154,6 +234,25 @@ class OpenAICompatProvider(HTTPProvider):
             ) from None
         self.logprobs_rejected = True
         return f"{exc}; continuing without logprobs"
+
+    def _structured_fallback(self, request: ChatRequest, exc: RequestFailed) -> str | None:
+        """A 400/422 about the response format: try llama-cpp-python's ``json_object`` with a
+        schema, then (under "auto") plain text; under "on", text is an error."""
+        if request.response_schema is None or self.structured_wire is None:
+            return None
+        if not _mentions_response_format(exc):
+            return None
+        if self.structured_wire == "json_schema":
+            self.structured_wire = "json_object"
+            return f"{exc}; asking for JSON with a schema the other way (json_object)"
+        if self.structured == "on":
+            raise StructuredRejected(
+                f'{exc} (judge.structured is "on"; "auto" goes on with text replies)',
+                status=exc.status,
+                retryable=False,
+            ) from None
+        self.structured_wire = None
+        return f"{exc}; continuing with text replies (no structured output)"
 
     async def _once(self, request: ChatRequest, logprobs: bool) -> ChatResult:
         data = await self._post_json(CHAT_PATH, self._body(request, False, logprobs))

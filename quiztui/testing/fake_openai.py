@@ -37,6 +37,11 @@ server serves one): the others wait, and a stream running while another request 
 once with ``data: [DONE]`` and no finish reason, as that server's ``interrupt_requests`` does.
 ``interrupted`` counts those streams. ``usage=False`` sends no usage in streams, whatever
 ``stream_options`` asks (that server sends none); non-streamed replies still carry it.
+``structured="json_schema"`` (OpenAI, llama.cpp's server, vLLM, LM Studio, Ollama) or
+``"json_object"`` (llama-cpp-python's server: ``{"type": "json_object", "schema": ...}``) answers
+a request with that ``response_format`` in the schema's JSON, and refuses the other type as those
+servers do (400 naming it; 422 with a validation ``detail``); ``"text"`` refuses every
+``response_format`` but text with a 400 naming it; None ignores ``response_format``.
 
 The request log records whether an ``Authorization`` header was sent, never its value.
 """
@@ -122,18 +127,26 @@ class RequestRecord:
     faulted_ids: tuple[str, ...] = ()  # ids left out ("missing") or garbled ("malformed")
     logprobs: bool = False  # the request asked for token logprobs
     query: str = ""  # the query string of the request target
+    roles: tuple[str, ...] = ()  # the chat messages' roles, in order
+    response_format: str | None = None  # the type of the response_format asked for, if any
 
 
 class _Reply(Exception):
     """An error reply in OpenAI's format, raised while handling a request."""
 
     def __init__(
-        self, status: int, message: str, kind: str, code: str | None = None, **headers: str
+        self,
+        status: int,
+        message: str,
+        kind: str,
+        code: str | None = None,
+        body: Any = None,
+        **headers: str,
     ) -> None:
         super().__init__(message)
         self.status = status
         error = {"message": message, "type": kind, "param": None, "code": code}
-        self.body = json.dumps({"error": error}).encode()
+        self.body = json.dumps({"error": error} if body is None else body).encode()
         self.headers = {k.replace("_", "-"): v for k, v in headers.items()}
 
 
@@ -213,6 +226,7 @@ class FakeOpenAI:
         log_limit: int | None = None,
         slots: int | None = None,
         usage: bool = True,
+        structured: str | None = None,
     ) -> None:
         for kind in fault_kinds:
             _check_kind(kind, self.fault_names)
@@ -237,6 +251,9 @@ class FakeOpenAI:
             raise ValueError("slots must be >= 1")
         self.slots = slots  # chat requests served at once (None: no limit)
         self.stream_usage = usage  # whether streams carry usage when asked for it
+        if structured not in (None, "json_schema", "json_object", "text"):
+            raise ValueError("structured must be None, 'json_schema', 'json_object' or 'text'")
+        self.structured = structured  # the response_format type honoured (None: ignored)
         self._slot_sem: asyncio.Semaphore | None = None
         self._waiting = 0  # chat requests waiting for a slot
         self.interrupted = 0  # streams ended early because another request waited
@@ -545,6 +562,17 @@ class FakeOpenAI:
         include_usage = include_usage and self.stream_usage
         base |= {"model": model, "stream": stream, "texts": tuple(asked.values())}
         base |= {"ids": tuple(asked), "prompt_tokens": sum(map(approx_tokens, contents))}
+        roles = [m.get("role") for m in messages if isinstance(m, dict)]
+        base["roles"] = tuple(str(r) for r in roles)
+        response_format = payload.get("response_format")
+        kind = response_format.get("type") if isinstance(response_format, dict) else None
+        base["response_format"] = kind if isinstance(kind, str) else None
+        if kind not in (None, "text") and self.structured is not None and kind != self.structured:
+            if self.structured == "json_object":  # llama-cpp-python: a request-validation error
+                raise _Reply(422, "", "", body={"detail": [{"loc": ["body", "response_format"]}]})
+            allowed = "text" if self.structured == "text" else f"text or {self.structured}"
+            message = f"response_format type must be one of {allowed}, not {kind}"
+            raise _Reply(400, message, _INVALID)
         logprobs = payload.get("logprobs") is True
         base["logprobs"] = logprobs
         top_n = payload.get("top_logprobs", 0 if logprobs else None)
@@ -576,6 +604,8 @@ class FakeOpenAI:
             return False
 
         content, faulted = self._content(prompt, list(asked), fault, base["index"])
+        if kind == self.structured and isinstance(response_format, dict) and fault is None:
+            content = _structured(content, list(asked), response_format)
         finish = "stop"
         if fault == "content_filter" or content == CONTENT_FILTERED:
             content, finish = "", "content_filter"
@@ -741,6 +771,32 @@ class FakeOpenAI:
             await _close_gracefully(writer)
             return False
         return keep_alive
+
+
+def _structured(content: str, ids: list[str], response_format: dict[str, Any]) -> str:
+    """The oracle's text reply as the JSON a schema-constrained server gives (one line):
+    ``{"verdicts": [...]}`` for a batch, ``{"answer": "C", "reason": ...}`` for a question."""
+    from quiztui.core.question_mode import parse_choice_line
+    from quiztui.core.verdicts import parse_reply
+
+    if ids:
+        found = parse_reply(content, ids)
+        verdicts = [
+            {"id": i, "verdict": found[i].verdict, "reason": found[i].reason}
+            for i in ids
+            if i in found
+        ]
+        return json.dumps({"verdicts": verdicts}, separators=_COMPACT)
+    schema = response_format.get("schema") or (response_format.get("json_schema") or {}).get(
+        "schema"
+    )
+    letters = (((schema or {}).get("properties") or {}).get("answer") or {}).get("enum") or []
+    for line in content.splitlines():
+        choice = parse_choice_line(line, len(letters))
+        if choice is not None:
+            answer = {"answer": letters[choice[0]], "reason": choice[1]}
+            return json.dumps(answer, separators=_COMPACT)
+    return content
 
 
 def _check_kind(kind: str, known: Sequence[str] = FAULT_KINDS + EXTRA_FAULT_KINDS) -> None:
