@@ -41,7 +41,12 @@ def register(sub: Any, parents: Parents) -> None:
         " 2 bad input (the message names file, line and field).",
     )
     p.set_defaults(handler=cmd_convert)
-    p.add_argument("input", type=Path, help="quiz file to read")
+    p.add_argument(
+        "input",
+        type=Path,
+        help="quiz file to read: Quizaic JSON/JSONL, Open Trivia DB JSON, CSV, GIFT, Aiken,"
+        " Moodle XML; by extension, .txt and .json by content (or --from)",
+    )
     p.add_argument("output", type=Path, help="file to write ('-' for stdout, with --to)")
     p.add_argument("--from", dest="from_format", metavar="FMT", help="input format name")
     p.add_argument(

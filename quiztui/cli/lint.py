@@ -51,7 +51,10 @@ def register(sub: Any, parents: Parents) -> None:
         "quiz",
         type=Path,
         nargs="?",
-        help="quiz file (Quizaic JSON/JSONL, Open Trivia DB, CSV); not needed with --explain",
+        help="quiz file: Quizaic JSON/JSONL, Open Trivia DB JSON, CSV (question,correct,"
+        "distractor… or one column per option: question,A,B,C,D,answer), GIFT (.gift), Aiken"
+        " (.aiken), Moodle XML (.xml); by extension, .txt and .json by content; not needed with"
+        " --explain",
     )
     p.add_argument(
         "--explain",

@@ -38,7 +38,9 @@ def register(sub: Any, parents: Parents) -> None:
         "quiz",
         nargs="?",
         type=Path,
-        help="quiz file (Quizaic JSON/JSONL, Open Trivia DB JSON, CSV)",
+        help="quiz file: Quizaic JSON/JSONL, Open Trivia DB JSON, CSV (question,correct,"
+        "distractor… or one column per option: question,A,B,C,D,answer), GIFT (.gift), Aiken"
+        " (.aiken), Moodle XML (.xml); by extension, .txt and .json by content",
     )
     vet.add_argument(
         "--no-tui", action="store_true", help="run headless: progress on stderr, report on stdout"

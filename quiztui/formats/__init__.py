@@ -65,7 +65,8 @@ FORMATS: dict[str, QuizFormat] = {
         QuizFormat(
             csv.NAME,
             (".csv",),
-            "CSV with a header: question,correct,distractor1,distractor2,...",
+            "CSV: question,correct,distractor1,... or one column per option"
+            " (question,A,B,C,D,answer; a choices list), with or without a header",
             csv.parse,
         ),
         QuizFormat(
