@@ -357,3 +357,24 @@ def test_editing_one_blank_rewrites_only_that_blank() -> None:
     # The blank had weights (%50%tree), so the edited answers keep weights: 100 on the key.
     assert "{2:MULTICHOICE:%0%two~%100%three#Count again~%0%four}" in written
     assert _read(written).items[0].subquestions == edited.subquestions
+
+
+def test_vet_and_lint_a_cloze_bank_headless(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from quiztui.cli import main
+
+    path = tmp_path / "english.gift"
+    path.write_text(CLOZE, encoding="utf-8")
+    report = tmp_path / "report.json"
+    assert main(["vet", str(path), "--no-tui", "--fail-on", "never", "-o", str(report)]) == 0
+    body = json.loads(report.read_text(encoding="utf-8"))
+    text = json.dumps(body)
+    assert "q1.2" in text and "q1.3" in text and "short answer" in text
+    assert main(["lint", str(path), "--fail-on", "never", "--format", "json"]) == 0
+    json.loads(capsys.readouterr().out)
+    out = tmp_path / "english.xml"
+    assert main(["convert", str(path), str(out)]) == 0
+    assert out.read_text(encoding="utf-8").count('<question type="cloze">') == 2
