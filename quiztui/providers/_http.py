@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from quiztui.core.estimate import approx_tokens
+from quiztui.core.secrets import mask_secrets
 from quiztui.providers.base import (
     ChatRequest,
     ChatResult,
@@ -140,6 +141,7 @@ class HTTPProvider:
         self._rng = random.Random()
         self._path_prefix = urlsplit(self.base_url).path.rstrip("/")  # "/v1" of ".../v1"
         key = key_from_env(api_key_env)
+        self._secrets = (key,) if key else ()  # masked in every error message (core/secrets.py)
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         self._client = httpx.AsyncClient(
             base_url=self.base_url,
@@ -195,15 +197,19 @@ class HTTPProvider:
             if on_retry is not None:
                 on_retry(note)
 
-        result = await retry_call(
-            attempt,
-            self.retry,
-            what=f"POST {self._path_prefix}{self._chat_path(stream)}",
-            rng=self._rng,
-            on_retry=notice,
-            on_error=count_error,
-            fallback=lambda exc: self._fallback(request, exc),
-        )
+        try:
+            result = await retry_call(
+                attempt,
+                self.retry,
+                what=f"POST {self._path_prefix}{self._chat_path(stream)}",
+                rng=self._rng,
+                on_retry=notice,
+                on_error=count_error,
+                fallback=lambda exc: self._fallback(request, exc),
+            )
+        except RequestFailed as exc:  # its message is stored and shown: never the key
+            exc.args = (mask_secrets(str(exc), self._secrets),)
+            raise
         if not stream:
             if on_logprobs is not None and result.logprobs:
                 on_logprobs(result.logprobs)
@@ -268,6 +274,8 @@ class HTTPProvider:
         except ValueError:
             body = None
         message = self._error_message(body)
+        if message:  # a server may repeat the key it refused: masked before anything keeps it
+            message = mask_secrets(message, self._secrets)
         detail = f"HTTP {status}: {message[:200]}" if message else f"HTTP {status}"
         if status in self.retryable_status:
             raise Retryable.from_status(

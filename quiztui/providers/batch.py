@@ -29,6 +29,7 @@ from typing import Any, Protocol
 import httpx
 
 from quiztui.core.provider_batch import BatchItemResult, BatchPoll
+from quiztui.core.secrets import mask_secrets
 from quiztui.providers.base import ChatRequest, RequestFailed
 from quiztui.providers.retry import (
     RETRYABLE_STATUS,
@@ -85,8 +86,9 @@ def submission_marker(custom_ids: Sequence[str]) -> str:
     return f"quiztui-{digest[:32]}"
 
 
-def error_message(response: httpx.Response) -> str:
-    """``HTTP <status>: <the API's error message>`` (both APIs put it at ``error.message``)."""
+def error_message(response: httpx.Response, secrets: Sequence[str] = ()) -> str:
+    """``HTTP <status>: <the API's error message>`` (both APIs put it at ``error.message``), with
+    ``secrets`` masked before it is cut to length."""
     try:
         body = response.json()
         error = body.get("error") if isinstance(body, dict) else None
@@ -94,7 +96,7 @@ def error_message(response: httpx.Response) -> str:
     except (ValueError, AttributeError):
         message = None
     text = f"HTTP {response.status_code}"
-    return f"{text}: {str(message)[:200]}" if message else text
+    return f"{text}: {mask_secrets(str(message), secrets)[:200]}" if message else text
 
 
 class BatchHTTP:
@@ -116,8 +118,10 @@ class BatchHTTP:
         retryable_status: frozenset[int] = RETRYABLE_STATUS,
         rate_limit_status: frozenset[int] = frozenset({429}),
         retry_hint: Callable[[httpx.Response], float | None] | None = None,
+        secrets: Sequence[str] = (),
     ) -> None:
         self.retry = retry or RetryPolicy()
+        self._secrets = tuple(secrets)  # masked in every error message (core/secrets.py)
         self.retryable_status = retryable_status
         self.rate_limit_status = rate_limit_status
         self._retry_hint = retry_hint or (lambda r: parse_retry_after(r.headers.get("retry-after")))
@@ -146,7 +150,7 @@ class BatchHTTP:
         status = response.status_code
         if status < 400:
             return response
-        error = f"{error_message(response)} on {where}"
+        error = f"{error_message(response, self._secrets)} on {where}"
         if status not in self.retryable_status:
             raise RequestFailed(error, status=status, retryable=False)
         raise Retryable.from_status(
@@ -249,6 +253,7 @@ class HTTPBatchBackend:
         self._http = BatchHTTP(
             self.base_url,
             self._headers(api_key),
+            secrets=(api_key,) if api_key else (),
             timeout=timeout,
             retry=retry,
             transport=transport,

@@ -1,0 +1,194 @@
+"""Issue 19, item 3 (S2): keys go only where they were sent, and never come back out.
+
+A 401 whose body repeated the key was stored in verdict rows, batch rows, the run summary, the
+Markdown report and stderr. Here every provider (OpenAI-compatible, Anthropic, Gemini, and the
+batch APIs) talks to a loopback server that refuses the key (401, then 403) and quotes it back in
+its error body, as real APIs do with a key they do not know. Marker keys are set; afterwards the
+store, config, data, cache and log dirs, stdout, stderr and every report format hold no marker —
+while the server's log shows each marker really was sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from conftest import REPO
+
+from quiztui.cli import main
+from quiztui.core.secrets import mask, mask_secrets
+
+QUIZ = REPO / "sample_quizzes" / "planted_errors.json"
+MARKERS = {
+    "OPENAI_API_KEY": "sk-proj-MARKER-openai-0a1b2c3d4e5f-4242",
+    "ANTHROPIC_API_KEY": "sk-ant-MARKER-anthropic-9f8e7d6c5b4a-4343",
+    "GEMINI_API_KEY": "AIzaMARKER-gemini-1357924680-4444",
+}
+
+
+class EchoServer(ThreadingHTTPServer):
+    """Refuses every request with ``status``, quoting the key it was sent in the error body."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Echo)
+        self.status = 401
+        self.keys_seen: set[str] = set()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Echo(BaseHTTPRequestHandler):
+    server: EchoServer
+
+    def _answer(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        auth = self.headers.get("authorization") or ""
+        key = (
+            auth.removeprefix("Bearer ")
+            or self.headers.get("x-api-key")
+            or self.headers.get("x-goog-api-key")
+            or (parse_qs(urlsplit(self.path).query).get("key") or [""])[0]
+        )
+        if key:
+            self.server.keys_seen.add(key)
+        message = f"Incorrect API key provided: {key}. Request {self.path} with key={key} refused."
+        body = json.dumps({"error": {"message": message, "type": "invalid_request_error"}})
+        data = body.encode()
+        self.send_response(self.server.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_POST = do_GET = _answer
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def echo() -> Iterator[EchoServer]:
+    server = EchoServer()
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_mask_keeps_the_ends_only() -> None:
+    key = MARKERS["OPENAI_API_KEY"]
+    assert mask(key) == "sk-…4242"
+    assert mask_secrets(f"key {key}!", [key, "abc"]) == "key sk-…4242!"
+    assert mask_secrets("abc", ["abc"]) == "abc"  # too short to mask verbatim
+
+
+def in_process(outputs: list[str], *args: str) -> str:
+    """``quiztui ARGS`` through main() here; its stdout (both streams go to ``outputs``)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    outputs.extend([out.getvalue(), err.getvalue()])
+    assert code == 0, err.getvalue()
+    return out.getvalue()
+
+
+def test_marker_keys_never_come_back_out_of_any_provider_or_report(
+    tmp_path: Path, echo: EchoServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    env = {
+        **os.environ,
+        **MARKERS,
+        "HOME": str(home),
+        "QUIZTUI_CONFIG_DIR": str(home / "config"),
+        "QUIZTUI_DATA_DIR": str(home / "data"),
+        "QUIZTUI_LOG_DIR": str(home / "log"),
+        "QUIZTUI_LOG_LEVEL": "DEBUG",
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "QUIZTUI_JUDGE_MAX_RETRIES": "0",
+    }
+    db = home / "data" / "quiztui.db"
+    outputs: list[str] = []
+
+    def quiztui(*args: str) -> subprocess.CompletedProcess[str]:
+        out = subprocess.run(
+            [sys.executable, "-m", "quiztui", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        outputs.extend([out.stdout, out.stderr])
+        return out
+
+    runs = [
+        ("openai-compat", f"{echo.url}/v1", ()),
+        ("anthropic", echo.url, ()),
+        ("gemini", echo.url, ()),
+        ("openai-compat", f"{echo.url}/v1", ("--batch-api",)),
+        ("anthropic", echo.url, ("--batch-api",)),
+    ]
+    for status in (401, 403):
+        echo.status = status
+        for judge, url, extra in runs:
+            out = quiztui(
+                "vet",
+                str(QUIZ),
+                "--no-tui",
+                "--judge",
+                judge,
+                "--base-url",
+                url,
+                "--model",
+                "judge-model",
+                "--db",
+                str(db),
+                "--format",
+                "md",
+                "-o",
+                str(home / f"report-{judge}-{status}{''.join(extra)}.md"),
+                *extra,
+            )
+            assert out.returncode != 0 or out.stdout == ""  # refused everywhere: nothing judged
+            assert "Traceback" not in out.stderr, out.stderr
+    # The stored runs, read back in-process (the same main() the processes ran).
+    for name, value in env.items():
+        if name.startswith(("QUIZTUI_", "XDG_")) or name in MARKERS:
+            monkeypatch.setenv(name, value)
+    listing = in_process(outputs, "runs", "--db", str(db))
+    run_ids = [line.split()[0] for line in listing.splitlines()[1:] if line.split()]
+    assert len(run_ids) == 2 * len(runs), listing
+    for run_id in run_ids:
+        in_process(outputs, "runs", "show", run_id, "--db", str(db))
+        for fmt in ("md", "json", "csv", "html", "junit"):
+            in_process(outputs, "report", run_id, "--db", str(db), "--format", fmt)
+            in_process(
+                outputs, "report", run_id, "--db", str(db), "-o", str(home / f"r{run_id}.{fmt}")
+            )
+
+    assert set(MARKERS.values()) <= echo.keys_seen  # each key really went out
+    masked = "".join(outputs) + "".join(
+        p.read_text(errors="replace") for p in home.rglob("*") if p.is_file()
+    )
+    assert "sk-…4242" in masked or "sk-…4343" in masked  # the refusal is shown, the key masked
+    for name, marker in MARKERS.items():
+        for text in outputs:
+            assert marker not in text, (name, text[:500])
+        for path in (p for p in home.rglob("*") if p.is_file()):  # store, WAL, log, reports, …
+            assert marker.encode() not in path.read_bytes(), (name, path)
