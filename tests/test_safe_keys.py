@@ -192,3 +192,42 @@ def test_marker_keys_never_come_back_out_of_any_provider_or_report(
             assert marker not in text, (name, text[:500])
         for path in (p for p in home.rglob("*") if p.is_file()):  # store, WAL, log, reports, …
             assert marker.encode() not in path.read_bytes(), (name, path)
+
+
+def test_the_auto_detected_local_server_gets_no_key_and_a_configured_url_does(
+    monkeypatch: pytest.MonkeyPatch, echo: EchoServer
+) -> None:
+    import asyncio
+
+    from quiztui.config import Config
+    from quiztui.providers.base import ChatRequest, RequestFailed
+    from quiztui.providers.factory import DEFAULT_BASE_URL, build_provider
+
+    key = MARKERS["OPENAI_API_KEY"]
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    # `vet QUIZ --model gpt-4o-mini` with no base URL: the judge is the local default.
+    local = build_provider(
+        Config.model_validate({"judge": {"provider": "auto", "model": "gpt-4o-mini"}})
+    )
+    assert local.base_url == DEFAULT_BASE_URL.rstrip("/")
+    request = local._client.build_request("POST", "chat/completions")  # type: ignore[attr-defined]
+    assert "authorization" not in request.headers  # no key over plain HTTP to whoever listens
+
+    configured = build_provider(
+        Config.model_validate(
+            {"judge": {"provider": "auto", "model": "gpt-4o-mini", "base_url": f"{echo.url}/v1"}}
+        )
+    )
+
+    async def ask() -> str:
+        try:
+            await configured.complete(ChatRequest((("user", "Is 2 even?"),)))
+        except RequestFailed as exc:
+            return str(exc)
+        finally:
+            await configured.aclose()
+        return ""
+
+    error = asyncio.run(ask())
+    assert key in echo.keys_seen  # the URL the user set got the key …
+    assert "sk-…4242" in error and key not in error  # … and its echo came back masked

@@ -90,6 +90,11 @@ def build_provider(
     key_env = str(getattr(judge, key_field))
     if provider in NATIVE_URLS and base_url in ("", DEFAULT_BASE_URL):
         base_url = NATIVE_URLS[provider]  # the OpenAI-compatible default means "not set"
+    if provider == "openai-compat" and base_url == DEFAULT_BASE_URL:
+        # The default base URL is the local server quiztui finds by itself (Ollama), over plain
+        # HTTP: it gets no key. A key goes only to a base URL the user set, or to the provider's
+        # own API (the native providers' defaults above).
+        key_env = ""
     needs_key = not base_url.startswith(("http://localhost", "http://127.0.0.1", "http://[::1]"))
     if needs_key and key_env and not os.environ.get(key_env):
         raise ConfigError(
