@@ -378,3 +378,29 @@ def test_vet_and_lint_a_cloze_bank_headless(
     out = tmp_path / "english.xml"
     assert main(["convert", str(path), str(out)]) == 0
     assert out.read_text(encoding="utf-8").count('<question type="cloze">') == 2
+
+
+def test_comments_stay_with_their_question_on_a_round_trip() -> None:
+    # Moodle rule: readquestion blanks every line starting with '//' before reading the question,
+    # so comments never change a question; quiztui keeps the author's own comment lines with the
+    # question they precede (Moodle's export writes '// question: N  name: …' there too).
+    text = (
+        "// question: 12  name: Exist\n"
+        "// check with Anna before the test\n"
+        "// [id:e-1] [tag:grammar]\n"
+        "::Exist::{~It ~=There} are books.\n"
+        "\n"
+        "// quiztui: badge=poor\n"
+        "Sky is blue {T}\n"
+    )
+    bank = _read(text)
+    assert bank.items[0].comments == (
+        "// question: 12  name: Exist",
+        "// check with Anna before the test",
+    )
+    assert bank.items[1].comments == ()
+    written = gift.write_bank(bank)
+    assert written.startswith(
+        "// question: 12  name: Exist\n// check with Anna before the test\n// [id:e-1]\n"
+    )
+    assert _read(written).items[0].comments == bank.items[0].comments

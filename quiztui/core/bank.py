@@ -117,6 +117,9 @@ class Item:
     subquestions: tuple[SubQuestion, ...] = ()
     # A spreadsheet's or dataset's other columns (id, notes, ...): shown, not written by formats.
     metadata: tuple[tuple[str, str], ...] = ()
+    # GIFT: the author's own ``//`` comment lines just before the question, written back with it
+    # (not the [id:]/[tag:] lines, which the writer makes from ident/tags, nor annotations).
+    comments: tuple[str, ...] = ()
     line: int | None = None  # 1-based line where the item starts in the source
     span: tuple[int, int] | None = None
 

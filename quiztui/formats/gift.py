@@ -284,6 +284,7 @@ class _Reader:
     ) -> Item:
         ident, tags = _ident_and_tags(comments)
         return Item(
+            comments=_own_comments(comments),
             type=kind,
             stem=stem,
             choices=choices,
@@ -432,6 +433,20 @@ def _true_false(is_true: bool, parts: list[list[_Ch]], fmt: str) -> tuple[Choice
         Choice(Text("True", "plain"), correct=is_true, feedback=right if is_true else wrong),
         Choice(Text("False", "plain"), correct=not is_true, feedback=wrong if is_true else right),
     )
+
+
+def _own_comments(comments: list[str]) -> tuple[str, ...]:
+    """The comment lines kept with the question: all but annotations and lines holding only
+    ``[id:...]`` / ``[tag:...]`` (the writer writes those from the item)."""
+    kept = []
+    for line in comments:
+        body = line[2:].strip()
+        if body.startswith(ANNOTATION_PREFIX + ":"):
+            continue
+        if body and not _TAG.sub("", _ID.sub("", body)).strip():
+            continue
+        kept.append(line)
+    return tuple(kept)
 
 
 def _ident_and_tags(comments: list[str]) -> tuple[str | None, tuple[str, ...]]:

@@ -132,7 +132,7 @@ def write_bank(bank: Bank, annotations: Mapping[int, Mapping[str, str]] | None =
         if item.category is not None and item.category != category:
             blocks.append(f"$CATEGORY: {item.category}")
             category = item.category
-        lines = []
+        lines = [c for c in item.comments if c.startswith("//") and not _CONTROL.search(c)]
         if item.ident:
             lines.append(f"// [id:{_bracketed(item.ident)}]")
         if item.tags:
