@@ -220,3 +220,24 @@ def test_lint_csv_is_spreadsheet_safe_too(tmp_path: Path) -> None:
     assert out.returncode in (0, 1), out.stderr
     cells = [cell for row in csv_rows(out.stdout) for cell in row]
     assert cells and not [c for c in cells if c[:1] in ("=", "+", "@", "\t", "\r")]
+
+
+def test_a_quiz_written_as_csv_is_spreadsheet_safe_and_reads_back_as_it_was(
+    tmp_path: Path,
+) -> None:
+    from quiztui.formats import load_quiz
+
+    source = hostile_quiz(tmp_path / "hostile.json")
+    written = tmp_path / "bank.csv"
+    out = quiztui("convert", str(source), str(written))
+    assert out.returncode == 0, out.stderr
+    cells = [cell for row in csv_rows(written.read_text(encoding="utf-8")) for cell in row]
+    assert "'" + FORMULA in cells and "'+1+2" in cells and "-0.5" in cells
+    assert not [c for c in cells if c[:1] in ("=", "+", "@", "\t", "\r")], cells
+    before, after = load_quiz(source), load_quiz(written)
+    assert [(q.text, q.options[q.key]) for q in after.questions] == [
+        (q.text, q.options[q.key]) for q in before.questions
+    ]
+    assert [sorted(q.options) for q in after.questions] == [
+        sorted(q.options) for q in before.questions
+    ]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from quiztui.core.bank import Bank, Item, flat, refuse_annotations, why_not_judged
 from quiztui.core.quiz import Quiz
+from quiztui.core.terminal import csv_row, csv_unquote
 from quiztui.errors import QuiztuiError
 from quiztui.formats import _dataset
 from quiztui.formats._validate import QuizBuilder, RawItem
@@ -84,7 +85,7 @@ def _rows(reader: _csv.Reader) -> list[tuple[int, list[str]]]:
     for row in reader:
         line, last = last + 1, reader.line_num
         if any(cell.strip() for cell in row):
-            rows.append((line, row))
+            rows.append((line, [csv_unquote(cell) for cell in row]))  # our formula marks
     return rows
 
 
@@ -244,6 +245,7 @@ def _read(reader: _csv.Reader, builder: QuizBuilder) -> None:
         line, last_line = last_line + 1, reader.line_num
         if not any(cell.strip() for cell in row):
             continue
+        row = [csv_unquote(cell) for cell in row]  # the ' quiztui puts before a formula
         cells = row + [""] * (len(header) - len(row))
         for extra in range(len(header), len(row)):
             if cells[extra].strip():
@@ -303,7 +305,8 @@ def write_bank(bank: Bank, annotations: Mapping[int, Mapping[str, str]] | None =
         wrong = [o for i, o in enumerate(options) if i != key]
         wrong += [""] * (width - len(wrong))
         difficulty = item.extra_value("difficulty") or ""
-        writer.writerow([text, options[key], *wrong, item.category or "", difficulty])
+        # Spreadsheet-safe: a cell starting with = + - @ gets a leading ' (read back without).
+        writer.writerow(csv_row([text, options[key], *wrong, item.category or "", difficulty]))
     return out.getvalue()
 
 
@@ -356,5 +359,5 @@ def splice_item(text: str, span: tuple[int, int], item: Item) -> str:
     for index, column in enumerate(distractors):
         row[column] = wrong[index] if index < len(wrong) else ""
     out = io.StringIO(newline="")
-    csv.writer(out, delimiter=delimiter, lineterminator=newline).writerow(row)
+    csv.writer(out, delimiter=delimiter, lineterminator=newline).writerow(csv_row(row))
     return out.getvalue()[: -len(newline)]
