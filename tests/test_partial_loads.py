@@ -209,3 +209,23 @@ def test_cli_vet_judges_the_loaded_items(
     assert err.count("quiztui: skipped ") == 2
     assert main(["vet", str(path), "--no-tui", "--strict"]) == 2
     assert "line 6 col 12" in capsys.readouterr().err
+
+
+def test_cli_grade_skips_bad_answer_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "answers.csv"
+    path.write_text(
+        "id,question,reference,candidate,human\n"
+        "a1,Capital of France?,Paris,Paris,5\n"
+        "a2,Capital of Italy?,Rome,Milan,not a number\n"
+        "a3,Largest planet?,Jupiter,Jupiter,4\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "grades.json"
+    args = ["grade", str(path), "--grader", "lexical", "--format", "json", "-o", str(out)]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "quiztui: loaded 2 of 3 items (1 skipped: listed below; --strict stops)" in err
+    assert "line 3: field 'human': must be a number" in err
+    assert main([*args, "--strict"]) == 2

@@ -71,16 +71,27 @@ def register(sub: Any, parents: Parents) -> None:
     g.add_argument("-o", "--output", type=Path, help="write the report to this file")
     g.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     g.add_argument("--tui", action="store_true", help="open the Grade (or Benchmark) screen")
+    g.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop at the answer file's first bad row (exit 2) instead of skipping it"
+        " ([formats] strict = true)",
+    )
 
 
-def _items(args: argparse.Namespace) -> tuple[list[GradeItem], str | None]:
+def _items(args: argparse.Namespace, strict: bool = True) -> tuple[list[GradeItem], str | None]:
     one = (args.reference, args.candidate)
     if args.file is not None and any(v is not None for v in one):
         raise QuiztuiError("grade: give a FILE or --reference/--candidate, not both")
     if args.file is not None:
+        from quiztui.core.quiz import load_report
         from quiztui.formats.answers import load_answers
 
-        return load_answers(args.file), str(args.file)
+        skipped: list[str] = []
+        items = load_answers(args.file, strict=strict, skipped=skipped)
+        for line in load_report(len(items), skipped):
+            print(f"quiztui: {line}", file=sys.stderr)
+        return items, str(args.file)
     if args.reference is None or args.candidate is None:
         raise QuiztuiError(
             "grade: give an answer FILE, --benchmark DATASET, or --reference and --candidate"
@@ -106,7 +117,7 @@ def cmd_grade(config: Config, args: argparse.Namespace) -> int:
         if args.tui:
             return _tui(config, benchmark=(bench, grader, calibration))
         return asyncio.run(_benchmark(config, bench, grader, calibration, args))
-    items, source = _items(args)
+    items, source = _items(args, args.strict or config.formats.strict)
     if args.tui:
         return _tui(config, items=(items, source, grader))
     with Store(config.db_path()) as store:

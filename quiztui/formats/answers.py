@@ -34,15 +34,21 @@ CANDIDATE = ("candidate", "candidate_answer", "response", "generated_answer", "p
 HUMAN = ("human", "human_score", "score", "gold")
 
 
-def load_answers(path: str | Path) -> list[GradeItem]:
+def load_answers(
+    path: str | Path, *, strict: bool = True, skipped: list[str] | None = None
+) -> list[GradeItem]:
+    """The answers to grade. With ``strict=False`` a row with a problem is left out and its
+    one-line problem (the strict error's words) appended to ``skipped``; a problem of the whole
+    file, or no good row, still raises."""
     shown = str(path)
     path = Path(path)
     text = read_text(path, shown)
     suffix = path.suffix.lower()
+    out = _Collector(shown, strict, skipped)
     if suffix == ".csv" or suffix == ".tsv":
-        return _from_csv(text, shown, "\t" if suffix == ".tsv" else None)
+        return _from_csv(text, out, "\t" if suffix == ".tsv" else None)
     if suffix in (".jsonl", ".json", ".ndjson"):
-        return _from_json(text, shown)
+        return _from_json(text, out)
     raise QuizFormatError(
         shown,
         [
@@ -54,10 +60,12 @@ def load_answers(path: str | Path) -> list[GradeItem]:
 
 
 class _Collector:
-    def __init__(self, shown: str) -> None:
+    def __init__(self, shown: str, strict: bool = True, skipped: list[str] | None = None) -> None:
         self.shown = shown
         self.problems: list[QuizProblem] = []
         self.items: list[GradeItem] = []
+        self.strict = strict
+        self.skipped = skipped if skipped is not None else []
 
     def problem(self, message: str, **where: Any) -> None:
         self.problems.append(QuizProblem(self.shown, message, **where))
@@ -134,7 +142,14 @@ class _Collector:
 
     def result(self) -> list[GradeItem]:
         if self.problems:
-            raise QuizFormatError(self.shown, self.problems)
+            by_row: dict[tuple[int | None, int | None], list[QuizProblem]] = {}
+            for p in self.problems:
+                by_row.setdefault((p.line, p.item), []).append(p)
+            if self.strict or not self.items or (None, None) in by_row:
+                raise QuizFormatError(self.shown, self.problems)
+            for found in by_row.values():
+                more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+                self.skipped.append(str(found[0]) + more)
         if not self.items:
             raise QuizFormatError(self.shown, [QuizProblem(self.shown, "no answers to grade")])
         seen: dict[str, int] = {}
@@ -155,8 +170,7 @@ class _Collector:
         return self.items
 
 
-def _from_csv(text: str, shown: str, delimiter: str | None) -> list[GradeItem]:
-    out = _Collector(shown)
+def _from_csv(text: str, out: _Collector, delimiter: str | None) -> list[GradeItem]:
     if not text.strip():
         out.problem("file is empty")
         return out.result()
@@ -180,8 +194,8 @@ def _from_csv(text: str, shown: str, delimiter: str | None) -> list[GradeItem]:
     return out.result()
 
 
-def _from_json(text: str, shown: str) -> list[GradeItem]:
-    out = _Collector(shown)
+def _from_json(text: str, out: _Collector) -> list[GradeItem]:
+    shown = out.shown
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:
