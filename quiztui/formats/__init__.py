@@ -17,6 +17,7 @@ from quiztui.core.bank import bank_quiz
 from quiztui.core.quiz import Quiz
 from quiztui.errors import QuizFormatError, QuizProblem
 from quiztui.formats import csv, opentdb, quizaic
+from quiztui.formats._depth import MAX_JSON_DEPTH, too_deep
 from quiztui.formats._source import read_text
 from quiztui.formats.truth import load_truth, truth_path_for
 
@@ -116,6 +117,12 @@ def load_quiz(
     text = read_text(path, shown, notes)
     title = quiz_title(path)
     fmt = fmt or detect_format(path, text)
+    if fmt in ("json", "quizaic", "opentdb") and (line := too_deep(text)) is not None:
+        # Before json recurses into it: a RecursionError is a traceback, not a message.
+        raise QuizFormatError(
+            shown,
+            [QuizProblem(shown, f"nested deeper than {MAX_JSON_DEPTH} levels", line=line)],
+        )
     if fmt == "json":
         quiz = _parse_json(text, shown, title, strict)
     else:
