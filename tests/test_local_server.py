@@ -222,3 +222,16 @@ async def test_replies_cut_at_max_tokens_are_unjudged_and_reasked(
         assert summary.unjudged > 0 and summary.judged > 0
         assert reasons == {"cut at max_tokens (after 3 attempts)"}
     assert summary.status == "finished"
+
+
+@pytest.mark.parametrize(("props", "limit"), [(True, 2), (False, 16)])
+async def test_the_limit_starts_at_the_slots_a_local_server_reports(
+    props: bool, limit: int
+) -> None:
+    with FakeOpenAI({}, slots=2, props=props) as server:
+        judge = provider(server, concurrency=16)
+        assert judge.probe() == ["fake-judge"]
+        await judge.aclose()
+        paths = [r.path for r in server.requests]
+    assert judge.limiter.limit == limit and judge.usage.limit == limit
+    assert paths == ["/v1/models", "/props"]  # llama.cpp's /props asked once, answered or not

@@ -95,6 +95,15 @@ class AdaptiveLimiter:
         log.info("concurrency limit %d -> %d: %s", old, self.limit, why)
         return True
 
+    def start_at(self, limit: int, why: str) -> None:
+        """Set the limit in force (within 1 and ``max_limit``) before any traffic: what the
+        server says it serves at once (``why`` goes to the log)."""
+        old, self.limit = self.limit, max(1, min(self.max_limit, limit))
+        self._last_change = self._clock()
+        self._sync()
+        if old != self.limit:
+            log.info("concurrency limit %d -> %d: %s", old, self.limit, why)
+
     def _creep(self) -> None:
         """One step up when a quiet period has passed since the last cut or step."""
         if not self.adaptive or self.limit >= self.max_limit:

@@ -31,7 +31,7 @@ from quiztui.providers.base import (
     StreamInterrupted,
     StructuredRejected,
 )
-from quiztui.providers.probe import check_endpoint
+from quiztui.providers.probe import check_endpoint, server_slots
 from quiztui.providers.retry import TRANSIENT, Retryable
 
 CHAT_PATH = "/chat/completions"
@@ -180,7 +180,11 @@ class OpenAICompatProvider(HTTPProvider):
         base URL without ``/v1`` or a model the server lacks is a one-line error (exit 2) before
         any request is spent. The key goes to this provider's own base URL only."""
         headers = {k: v for k, v in self._client.headers.items() if k.lower() != "content-type"}
-        return check_endpoint(self.base_url, self.model, headers=headers)
+        models = check_endpoint(self.base_url, self.model, headers=headers)
+        slots = server_slots(self.base_url, headers=headers)
+        if slots is not None and self.limiter.adaptive:
+            self.limiter.start_at(slots, f"the server serves {slots} at once (/props)")
+        return models
 
     def _body(self, request: ChatRequest, stream: bool, logprobs: bool) -> dict[str, Any]:
         body: dict[str, Any] = {

@@ -11,6 +11,9 @@ these with one request and raises :class:`~quiztui.errors.ConfigError` (exit 2) 
 
 Any other answer (a 401 for a key, a 5xx, a body that is not a model list) lets the run go on and
 report it as it does. Ollama lists ``name:tag``; a model given without a tag matches ``:latest``.
+
+:func:`server_slots` asks a loopback or LAN server how many requests it serves at once (llama.cpp's
+``/props``), so the adaptive limit starts there instead of at ``judge.concurrency``.
 """
 
 from __future__ import annotations
@@ -64,6 +67,43 @@ def check_endpoint(
     return models or None
 
 
+def server_slots(
+    base_url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 5.0,
+    transport: httpx.BaseTransport | None = None,
+) -> int | None:
+    """The requests a local server serves at once, where it says: llama.cpp's ``/props``
+    ``total_slots`` (its ``-np``). None for a server elsewhere than loopback or the LAN, or one
+    that does not say (Ollama, vLLM and LM Studio do not, nor does llama-cpp-python)."""
+    parts = urlsplit(base_url)
+    if not _is_local(parts.hostname or ""):
+        return None
+    path = parts.path.rstrip("/").removesuffix("/v1")
+    url = f"{parts.scheme}://{parts.netloc}{path}/props"
+    try:
+        with httpx.Client(timeout=timeout, transport=transport) as client:
+            response = client.get(url, headers=dict(headers or {}))
+        body: Any = response.json() if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+    slots = body.get("total_slots") if isinstance(body, dict) else None
+    return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0 else None
+
+
+def _is_local(host: str) -> bool:
+    import ipaddress
+
+    if host in ("localhost", "") or host.endswith(".local"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
 def _kind(exc: Exception) -> str:
     text = str(exc).strip()
     return f"{type(exc).__name__}" + (f" ({text[:120]})" if text else "")
@@ -84,4 +124,4 @@ def _has_model(models: list[str], model: str) -> bool:
     return model in models or (":" not in model and f"{model}:latest" in models)
 
 
-__all__ = ["check_endpoint"]
+__all__ = ["check_endpoint", "server_slots"]

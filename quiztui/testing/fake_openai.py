@@ -42,6 +42,7 @@ once with ``data: [DONE]`` and no finish reason, as that server's ``interrupt_re
 a request with that ``response_format`` in the schema's JSON, and refuses the other type as those
 servers do (400 naming it; 422 with a validation ``detail``); ``"text"`` refuses every
 ``response_format`` but text with a 400 naming it; None ignores ``response_format``.
+``props=True`` serves llama.cpp's ``GET /props`` with ``total_slots`` (``slots``, else 1).
 
 The request log records whether an ``Authorization`` header was sent, never its value.
 """
@@ -227,6 +228,7 @@ class FakeOpenAI:
         slots: int | None = None,
         usage: bool = True,
         structured: str | None = None,
+        props: bool = False,
     ) -> None:
         for kind in fault_kinds:
             _check_kind(kind, self.fault_names)
@@ -254,6 +256,7 @@ class FakeOpenAI:
         if structured not in (None, "json_schema", "json_object", "text"):
             raise ValueError("structured must be None, 'json_schema', 'json_object' or 'text'")
         self.structured = structured  # the response_format type honoured (None: ignored)
+        self.props = props  # serve llama.cpp's GET /props (total_slots: ``slots`` or 1)
         self._slot_sem: asyncio.Semaphore | None = None
         self._waiting = 0  # chat requests waiting for a slot
         self.interrupted = 0  # streams ended early because another request waited
@@ -482,6 +485,8 @@ class FakeOpenAI:
                     self._slot_sem.release()
             if path.startswith("/v1/models") and method == "GET":
                 payload = self._models_payload(path)
+            elif path == "/props" and method == "GET" and self.props:
+                payload = {"total_slots": self.slots or 1, "model_alias": self.models[0]}
             elif path == CHAT_PATH or path.startswith("/v1/models"):
                 raise _Reply(405, f"Method {method} not allowed for {path}", _INVALID)
             else:
