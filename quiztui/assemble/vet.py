@@ -93,7 +93,7 @@ def vet_runs(
         current = judge_accuracy(store, provider, prompt, settings)
         options = run_options(config, store, provider, prompt, settings)
         if only is not None:
-            teach_simulated_judge(provider, only)
+            teach_simulated_judge(provider, only, quiz)
             options["budget"] = None  # one edited question: priced, never stopped
             return VetRun(only, provider, store, prompt, settings, current, **options).events()
         run = VetRun(
@@ -112,15 +112,27 @@ def vet_runs(
     return VetRuns(provider, prompt, settings, accuracy, start_run)
 
 
-def teach_simulated_judge(provider: Provider, quiz: Quiz) -> None:
-    """The simulated judge answers from a truth table made at start; an edited question's new
-    assertions join it (true as keyed), so re-judging an edit works offline too."""
-    from quiztui.providers.simulated import SimulatedProvider
-    from quiztui.simulate.vet import truth_table
+def teach_simulated_judge(provider: Provider, edited: Quiz, start: Quiz) -> None:
+    """The simulated judge keeps the truth it was given when the run started (``start``: the
+    quiz as loaded, with its truth file where present): an edit never rewrites it.
 
-    if isinstance(provider, SimulatedProvider):
-        for text, truth in truth_table(quiz).items():
-            provider.truth.setdefault(text, truth)
+    An edited question's new assertions get their truth from the original question's: an option
+    the original had and was true stays true (matched by option text), every other option is
+    false. So editing a correct key to a wrong option makes the simulated judge disagree, as a
+    real judge would.
+    """
+    from quiztui.core.assertions import assertion_text
+    from quiztui.providers.simulated import SimulatedProvider
+    from quiztui.simulate.vet import true_options
+
+    if not isinstance(provider, SimulatedProvider):
+        return
+    original = {q.id: q for q in start.questions}
+    for q in edited.questions:
+        before = original.get(q.id)
+        true_texts = true_options(start, before) if before is not None else frozenset()
+        for option in q.options:
+            provider.truth.setdefault(assertion_text(q.text, option), option in true_texts)
 
 
 def open_quiz(

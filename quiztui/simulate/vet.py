@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from quiztui.core.assertions import decompose, parse_rendered_batch
 from quiztui.core.question_mode import LETTERS, parse_rendered_question
-from quiztui.core.quiz import Quiz
+from quiztui.core.quiz import Question, Quiz
 from quiztui.simulate import generate as generate_oracle
 from quiztui.simulate import grade as grade_oracle
 from quiztui.simulate import review as review_oracle
@@ -116,3 +116,10 @@ def truth_table(quiz: Quiz) -> dict[str, bool]:
         true_index = quiz.truth.get(a.question_id)
         table[a.text] = a.keyed if true_index is None else a.option_index == true_index
     return table
+
+
+def true_options(quiz: Quiz, question: Question) -> frozenset[str]:
+    """The texts of ``question``'s true options: by the quiz's truth file when it names one for
+    this question, else by the key (the same rule as :func:`truth_table`)."""
+    true_index = quiz.truth.get(question.id, question.key)
+    return frozenset(o for i, o in enumerate(question.options) if i == true_index)
