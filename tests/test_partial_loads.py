@@ -229,3 +229,27 @@ def test_cli_grade_skips_bad_answer_rows(
     assert "quiztui: loaded 2 of 3 items (1 skipped: listed below; --strict stops)" in err
     assert "line 3: field 'human': must be a number" in err
     assert main([*args, "--strict"]) == 2
+
+
+async def test_tui_shows_the_skipped_items_count_and_lines() -> None:
+    from textual.widgets import Static
+    from tui_helpers import constant_clock, shown_toasts, stream_factory, wait_until
+
+    from quiztui.core.bank import bank_quiz
+    from quiztui.tui.app import QuiztuiApp
+    from quiztui.tui.services import AppServices
+
+    quiz = bank_quiz(gift.parse_bank(BANK, "english.gift", "english", strict=False))
+    app = QuiztuiApp(
+        quiz,
+        AppServices(start_run=stream_factory(quiz), judge_label="SIMULATED judge", simulated=True),
+        autorun=False,
+        clock=constant_clock(),
+    )
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await wait_until(pilot, lambda: shown_toasts(pilot), what="a toast")
+        toasts = "\n".join(shown_toasts(pilot))
+        assert "loaded 3 of 5 items (2 skipped" in toasts
+        assert "(item 'Exist 4')" in toasts
+        stats = app.screen.query_one("#stats-line", Static)
+        assert "skipped items 2" in str(stats.content)

@@ -148,10 +148,23 @@ class VetScreen(LiveRunScreen):
         self.questions_table.show(self._visible_records(), self._visible_unjudged())
         self._update_labels()
         self.query_one(RunStats).show(self.state)
+        if self.quiz.skipped:
+            self._notify_skipped()
         self.questions_table.focus()
         self.start_flush_timer()
         if self.autorun:
             self.action_start_run()
+
+    def _notify_skipped(self) -> None:
+        """The file's items a non-strict load left out: how many, which, and why."""
+        lines = self.quiz.load_report()
+        self.notify(
+            printable("\n".join(lines[:6] + (["…"] if len(lines) > 6 else []))),
+            title="Skipped items",
+            severity="warning",
+            markup=False,
+            timeout=15,
+        )
 
     @property
     def questions_table(self) -> QuestionsTable:

@@ -54,6 +54,8 @@ class RunStats(Vertical):
             parts.append(f"cached {usage.cached}")
         if state.unjudged:
             parts.append(f"unjudged {state.unjudged}")
+        if state.quiz.skipped:  # items a non-strict load left out of the file (not vetted)
+            parts.append(f"skipped items {len(state.quiz.skipped)}")
         parts.append(f"elapsed {elapsed_text(state.elapsed)}")
         if state.provider_batch is not None:  # batch mode: the provider's batch and its progress
             b = state.provider_batch
