@@ -404,3 +404,55 @@ def test_comments_stay_with_their_question_on_a_round_trip() -> None:
         "// question: 12  name: Exist\n// check with Anna before the test\n// [id:e-1]\n"
     )
     assert _read(written).items[0].comments == bank.items[0].comments
+
+
+# --- the rest of GIFT as Moodle reads it ------------------------------------------------------
+
+
+def test_category_applies_to_the_questions_after_it() -> None:
+    # Moodle rule: readquestion returns a 'category' pseudo-question for '$CATEGORY:' and the
+    # importer files every following question in it.
+    bank = _read("$CATEGORY: $course$/English/Grammar\n\nQ1 {T}\n\n$CATEGORY: Other\n\nQ2 {F}\n")
+    assert [i.category for i in bank.items] == ["$course$/English/Grammar", "Other"]
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt", "stem"),
+    [
+        # Moodle rule: parse_text_with_format reads a leading [html]/[markdown]/[plain]/[moodle]
+        # and keeps the default (moodle) for anything else in brackets.
+        ("[html]<b>Bold</b> stem {T}", "html", "<b>Bold</b> stem"),
+        ("[markdown]**Bold** stem {T}", "markdown", "**Bold** stem"),
+        ("[plain]Plain stem {T}", "plain", "Plain stem"),
+        ("[moodle]Moodle stem {T}", "moodle", "Moodle stem"),
+        ("[other] stays text {T}", "moodle", "[other] stays text"),
+    ],
+)
+def test_text_formats(text: str, fmt: str, stem: str) -> None:
+    item = _read(text + "\n").items[0]
+    assert (item.stem.format, item.stem.text) == (fmt, stem)
+
+
+def test_every_escape() -> None:
+    # Moodle rule: escapedchar_pre/escapedchar_post: \\ \: \# \= \{ \} \~ and \n are literal.
+    item = _read(
+        "Ratio 1\\:2, \\#1, a\\=b, \\{x\\}, \\~y, back\\\\slash\\nnext? {=ok ~no}\n"
+    ).items[0]
+    assert item.stem.text == "Ratio 1:2, #1, a=b, {x}, ~y, back\\slash\nnext?"
+
+
+def test_crlf_and_utf8_bom() -> None:
+    # Moodle rule: the importer splits the file into lines whatever their ending and
+    # qformat_default strips a UTF-8 byte order mark before reading.
+    bank = _read("\ufeff::One::First? {=a ~b}\r\n\r\n::Two::Second? {T}\r\n")
+    assert [(i.title, i.line) for i in bank.items] == [("One", 1), ("Two", 3)]
+
+
+def test_numerical_tolerance_and_range() -> None:
+    # Moodle rule: readquestion (numerical) takes '[min]..[max]' before 'answer:margin'.
+    bank = _read("A? {#1822:5}\n\nB? {#1..5}\n\nC? {#=3.1415:0.0005 =%50%3.1:0.1}\n")
+    assert [[c.text.text for c in i.choices] for i in bank.items] == [
+        ["1822:5"],
+        ["1..5"],
+        ["3.1415:0.0005", "3.1:0.1"],
+    ]
