@@ -156,3 +156,16 @@ def test_mmlu_validation_sample_loads_in_order() -> None:
         assert question.options == tuple(row[column[c]] for c in "ABCD")
         assert question.key == "ABCD".index(row[column["answer"]])
         assert question.category == row[column["subject"]]
+
+
+def test_detail_view_shows_the_extra_columns(tmp_path: Path) -> None:
+    from quiztui.tui.screens.detail import summary_text
+    from quiztui.tui.state import QuestionRecord
+
+    path = _write(
+        tmp_path / "bio.csv",
+        "id,subject,question,A,B,answer,notes\nb-7,biology,Which is a cell?,Neuron,Rock,A,easy\n",
+    )
+    question = load_quiz(path).questions[0]
+    shown = summary_text(QuestionRecord(1, question), 1).plain
+    assert "biology" in shown and "id: b-7" in shown and "notes: easy" in shown

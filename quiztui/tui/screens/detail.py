@@ -34,6 +34,8 @@ def summary_text(record: QuestionRecord, total: int) -> Text:
     text.append(f"  id {one_line(q.id)}", style="dim")
     if q.category:
         text.append(f"  · {one_line(q.category)}", style="dim")
+    for name, value in q.metadata:  # a spreadsheet's or dataset's other columns (id, notes, ...)
+        text.append(f"  · {one_line(name)}: {one_line(value)}", style="dim")
     text.append("\n")
     text.append(printable(q.text))  # literal: quiz text is untrusted
     text.append("\n\n")
