@@ -169,3 +169,48 @@ def test_detail_view_shows_the_extra_columns(tmp_path: Path) -> None:
     question = load_quiz(path).questions[0]
     shown = summary_text(QuestionRecord(1, question), 1).plain
     assert "biology" in shown and "id: b-7" in shown and "notes: easy" in shown
+
+
+def test_columns_name_what_quiztui_does_not_know(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(
+        tmp_path / "unit3.csv",
+        "Nr;Frage;Antwort1;Antwort2;Antwort3;Lösung;Einheit\n"
+        "1;Which word is a noun?;run;table;quickly;2;Unit 3\n"
+        "2;Which word is a verb?;swim;blue;slowly;1;Unit 3\n",
+    )
+    with pytest.raises(QuizFormatError, match="missing column 'question'"):
+        load_quiz(path)
+    columns = {
+        "question": ("Frage",),
+        "answer": ("Lösung",),
+        "options": ("Antwort1", "Antwort2", "Antwort3"),
+    }
+    quiz = load_quiz(path, columns={**columns, "category": ("Einheit",)})
+    assert [(q.options, q.key, q.category) for q in quiz.questions] == [
+        (("run", "table", "quickly"), 1, "Unit 3"),
+        (("swim", "blue", "slowly"), 0, "Unit 3"),
+    ]
+    assert quiz.questions[0].metadata == (("Nr", "1"),)
+    spec = "question=Frage,answer=Lösung,options=Antwort1+Antwort2+Antwort3,category=Einheit"
+    assert main(["lint", str(path), "--columns", spec, "--fail-on", "never"]) == 0
+    out = tmp_path / "unit3.gift"
+    assert main(["convert", str(path), str(out), "--columns", spec]) == 0
+    assert "$CATEGORY: Unit 3" in out.read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert main(["lint", str(path), "--columns", "stem=Frage"]) == 2
+    assert "--columns: 'stem=Frage' is not ROLE=NAME" in capsys.readouterr().err
+    assert main(["lint", str(path), "--columns", "question=Prompt"]) == 2
+    assert "--columns question=Prompt: no such column" in capsys.readouterr().err
+
+
+def test_columns_for_json_lines_fields(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "export.jsonl",
+        '{"q": "2+2?", "alts": ["3", "4"], "gold_idx": 1}\n'
+        '{"q": "3+3?", "alts": ["6", "7"], "gold_idx": 0}\n',
+    )
+    columns = {"question": ("q",), "choices": ("alts",), "answer": ("gold_idx",)}
+    quiz = load_quiz(path, columns=columns)
+    assert [(q.options, q.key) for q in quiz.questions] == [(("3", "4"), 1), (("6", "7"), 0)]

@@ -72,6 +72,12 @@ def register(sub: Any, parents: Parents) -> None:
         " ([formats] strict = true)",
     )
     p.add_argument(
+        "--columns",
+        metavar="ROLE=NAME,...",
+        help="which CSV column or JSON Lines field holds what, for names quiztui does not know:"
+        " question=Stem,answer=Key,options=Opt1+Opt2+Opt3,category=Unit",
+    )
+    p.add_argument(
         "--fail-on",
         dest="convert_fail_on",
         choices=LINT_FAIL_ON,
@@ -129,7 +135,10 @@ def cmd_convert(config: Config, args: argparse.Namespace) -> int:
         raise QuiztuiError("writing to stdout: name the output format with --to")
     fmt = output_format(args.output, args.to)
     strict = args.strict or config.formats.strict
-    bank = load_bank(args.input, known_input(args.from_format), strict=strict)
+    from quiztui.formats._dataset import parse_columns
+
+    columns = parse_columns(args.columns) if args.columns else None
+    bank = load_bank(args.input, known_input(args.from_format), strict=strict, columns=columns)
     for line in bank.load_report():
         print(f"quiztui: {line}", file=sys.stderr)
     annotations = annotations_for(bank, config) if args.annotate else None

@@ -68,6 +68,12 @@ def register(sub: Any, parents: Parents) -> None:
         help="stop at the quiz file's first bad item (exit 2) instead of skipping it"
         " ([formats] strict = true)",
     )
+    p.add_argument(
+        "--columns",
+        metavar="ROLE=NAME,...",
+        help="which CSV column or JSON Lines field holds what, for names quiztui does not know:"
+        " question=Stem,answer=Key,options=Opt1+Opt2+Opt3,category=Unit",
+    )
     p.add_argument("-o", "--output", type=Path, help="write the report to this file")
     p.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     p.add_argument(
@@ -125,7 +131,10 @@ def cmd_lint(config: Config, args: argparse.Namespace) -> int:
         raise ConfigError("lint: a quiz file is needed (or --explain CODE)")
     extra = disabled_codes(args.disable)
     fail_on = args.lint_fail_on or config.lint.fail_on
-    quiz = load_quiz(args.quiz, strict=args.strict or config.formats.strict)
+    from quiztui.formats._dataset import parse_columns
+
+    columns = parse_columns(args.columns) if args.columns else None
+    quiz = load_quiz(args.quiz, strict=args.strict or config.formats.strict, columns=columns)
     for line in quiz.load_report():
         print(f"quiztui: {line}", file=sys.stderr)
     report = lint_report(config, quiz, extra)

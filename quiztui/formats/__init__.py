@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,12 +93,18 @@ FORMATS: dict[str, QuizFormat] = {
 
 
 def load_quiz(
-    path: str | Path, fmt: str | None = None, *, with_truth: bool = True, strict: bool = True
+    path: str | Path,
+    fmt: str | None = None,
+    *,
+    with_truth: bool = True,
+    strict: bool = True,
+    columns: Mapping[str, Sequence[str]] | None = None,
 ) -> Quiz:
     """Read, detect, validate. ``fmt`` forces a format by name (see ``FORMATS``).
 
     ``strict=False`` loads the items that read well and lists the others in ``Quiz.skipped``
-    (``Quiz.load_report``); a file where nothing reads well still raises."""
+    (``Quiz.load_report``); a file where nothing reads well still raises. ``columns`` (role ->
+    names, ``--columns``) says which CSV column or JSON Lines field holds what."""
     shown = str(path)
     path = Path(path)
     if fmt is not None and fmt not in FORMATS:
@@ -123,10 +129,11 @@ def load_quiz(
             shown,
             [QuizProblem(shown, f"nested deeper than {MAX_JSON_DEPTH} levels", line=line)],
         )
+    given = {"columns": columns} if columns and fmt in ("json", "csv", "quizaic") else {}
     if fmt == "json":
-        quiz = _parse_json(text, shown, title, strict)
+        quiz = _parse_json(text, shown, title, strict, columns)
     else:
-        quiz = FORMATS[fmt].parse(text, shown, title, strict=strict)
+        quiz = FORMATS[fmt].parse(text, shown, title, strict=strict, **given)
     truth_file = truth_path_for(path)
     if with_truth and truth_file.exists():
         quiz = load_truth(quiz, truth_file)
@@ -168,7 +175,13 @@ def detect_format(path: Path, text: str) -> str:
     return "quizaic"
 
 
-def _parse_json(text: str, shown: str, title: str, strict: bool = True) -> Quiz:
+def _parse_json(
+    text: str,
+    shown: str,
+    title: str,
+    strict: bool = True,
+    columns: Mapping[str, Sequence[str]] | None = None,
+) -> Quiz:
     """``.json``: an object with "results" is Open Trivia DB; anything else is Quizaic."""
     if text.lstrip().startswith("{"):
         try:
@@ -177,7 +190,7 @@ def _parse_json(text: str, shown: str, title: str, strict: bool = True) -> Quiz:
             data = None  # JSON Lines, or broken: the Quizaic reader reports which line
         if isinstance(data, dict) and ("results" in data or "response_code" in data):
             return opentdb.parse_data(data, shown, title, strict=strict)
-    return quizaic.parse(text, shown, title, strict=strict)
+    return quizaic.parse(text, shown, title, strict=strict, columns=columns)
 
 
 def _error(shown: str, message: str) -> QuizFormatError:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from quiztui.errors import QuiztuiError
 
 QUESTION_NAMES = ("question", "question_text", "prompt", "stem", "query")
 LIST_NAMES = ("choices", "options", "answers_list", "endings")
@@ -33,6 +35,34 @@ CATEGORY_NAMES = ("subject", "category", "topic")
 # "choice_1", "opt1", "a)" (case and separators ignored).
 _OPTION_COLUMN = re.compile(r"(?:option|choice|opt|op|answer)?[ _\-]?([a-j]|[1-9]|10)\)?")
 _LETTERS = "ABCDEFGHIJ"
+
+
+ROLES = ("question", "answer", "options", "choices", "category")
+# role -> the column (or field) names the user gave for it (``--columns``); None: the defaults.
+Columns = Mapping[str, Sequence[str]]
+
+
+def parse_columns(text: str) -> dict[str, tuple[str, ...]]:
+    """``--columns question=Stem,answer=Key,options=Opt1+Opt2+Opt3,category=Unit``: which
+    column holds what, for files whose names quiztui does not know."""
+    out: dict[str, tuple[str, ...]] = {}
+    for part in text.split(","):
+        role, eq, names = part.partition("=")
+        role = role.strip().casefold()
+        if not eq or role not in ROLES or not names.strip():
+            raise QuiztuiError(
+                f"--columns: {part.strip()!r} is not ROLE=NAME (roles: {', '.join(ROLES)};"
+                " several option columns as options=A+B+C)"
+            )
+        out[role] = tuple(n.strip() for n in names.split("+") if n.strip())
+    return out
+
+
+def wanted(role: str, columns: Columns | None, defaults: Sequence[str]) -> tuple[str, ...]:
+    """The canonical names to look for in ``role``: the user's (``--columns``), else defaults."""
+    if columns and role in columns:
+        return tuple(canonical(n) for n in columns[role])
+    return tuple(defaults)
 
 
 def canonical(name: str) -> str:
@@ -113,17 +143,17 @@ def resolve_answer(
     return text
 
 
-def object_fields(obj: dict[str, Any]) -> dict[str, Any] | None:
+def object_fields(obj: dict[str, Any], columns: Columns | None = None) -> dict[str, Any] | None:
     """A dataset record as Quizaic fields (question, responses, correct, category, metadata),
     or None when it is not one of the known shapes (then it is read as Quizaic).
 
     Shapes: ``{"question", "choices"|"options": [...], "answer"|"answerKey"|"label"|
     "correct_answer": index|letter|text}``; ARC's ``{"question": {"stem", "choices": [{"text",
     "label"}]}, "answerKey"}`` and ``"choices": {"text": [...], "label": [...]}``."""
-    if "responses" in obj:
+    if "responses" in obj and not columns:
         return None
     keys = list(obj)
-    question_key = find(keys, QUESTION_NAMES)
+    question_key = find(keys, wanted("question", columns, QUESTION_NAMES))
     if question_key is None:
         return None
     question = obj[question_key]
@@ -131,15 +161,15 @@ def object_fields(obj: dict[str, Any]) -> dict[str, Any] | None:
     if isinstance(question, dict):  # ARC: {"stem": ..., "choices": [...]}
         choices = question.get("choices")
         question = question.get("stem")
-    list_key = find(keys, LIST_NAMES)
+    list_key = find(keys, wanted("choices", columns, wanted("options", columns, LIST_NAMES)))
     if choices is None and list_key is not None:
         choices = obj[list_key]
     options, labels = _options(choices)
-    answer_key = find(keys, ANSWER_NAMES)
+    answer_key = find(keys, wanted("answer", columns, ANSWER_NAMES))
     if options is None or answer_key is None or not isinstance(question, str):
         return None
     correct = resolve_answer(obj[answer_key], options, labels=labels)
-    category_key = find(keys, CATEGORY_NAMES)
+    category_key = find(keys, wanted("category", columns, CATEGORY_NAMES))
     used = {question_key, list_key, answer_key, category_key}
     metadata = tuple(
         (k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))

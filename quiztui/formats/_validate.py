@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from quiztui.core.quiz import Question, Quiz
@@ -59,6 +60,8 @@ class QuizBuilder:
     fmt: str
     problems: list[QuizProblem] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
+    # role -> names the user gave (``--columns``), for readers of dataset-shaped records
+    columns: Mapping[str, Sequence[str]] | None = None
 
     def problem(
         self,

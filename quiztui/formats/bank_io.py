@@ -9,7 +9,7 @@ span, so every other byte of the file is kept; a copy of the old file is left be
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,7 +38,13 @@ OUTPUT_EXTENSIONS = {
 }
 
 
-def load_bank(path: str | Path, fmt: str | None = None, *, strict: bool = True) -> Bank:
+def load_bank(
+    path: str | Path,
+    fmt: str | None = None,
+    *,
+    strict: bool = True,
+    columns: Mapping[str, Sequence[str]] | None = None,
+) -> Bank:
     """Every item of a quiz file, with the file's text and each item's span in it.
 
     ``strict=False`` keeps the items that read well and lists the others in ``Bank.skipped``;
@@ -53,7 +59,7 @@ def load_bank(path: str | Path, fmt: str | None = None, *, strict: bool = True) 
             text, shown, quiz_title(path), strict=strict
         )
         return replace(bank, notes=tuple(notes))
-    quiz = load_quiz(path, None if detected == "json" else detected, strict=strict)
+    quiz = load_quiz(path, None if detected == "json" else detected, strict=strict, columns=columns)
     name = quiz.format or detected
     spans = format_module(name).item_spans(text)
     by_line = {text.count("\n", 0, start) + 1: (start, end) for start, end in spans}

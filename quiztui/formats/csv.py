@@ -50,7 +50,14 @@ def delimiter(text: str) -> str:
     return next((d for d in _DELIMITERS if d in header), ",")
 
 
-def parse(text: str, path: str, title: str, *, strict: bool = True) -> Quiz:
+def parse(
+    text: str,
+    path: str,
+    title: str,
+    *,
+    strict: bool = True,
+    columns: _dataset.Columns | None = None,
+) -> Quiz:
     builder = QuizBuilder(path, NAME)
     if not text.strip():
         builder.problem("file is empty")
@@ -59,10 +66,10 @@ def parse(text: str, path: str, title: str, *, strict: bool = True) -> Quiz:
     first = next(csv.reader(io.StringIO(text, newline=""), delimiter=sep), [])
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
     try:
-        if _is_distractor_header(first):
+        if not columns and _is_distractor_header(first):
             _read(reader, builder)
         else:
-            _read_option_columns(reader, builder, first)
+            _read_option_columns(reader, builder, first, columns)
     except csv.Error as exc:
         builder.problem(f"invalid CSV: {exc}", line=reader.line_num)
     return builder.build(title, strict=strict)
@@ -89,11 +96,28 @@ def _rows(reader: _csv.Reader) -> list[tuple[int, list[str]]]:
     return rows
 
 
-def _read_option_columns(reader: _csv.Reader, builder: QuizBuilder, first: list[str]) -> None:
+def _read_option_columns(
+    reader: _csv.Reader,
+    builder: QuizBuilder,
+    first: list[str],
+    given: _dataset.Columns | None = None,
+) -> None:
     """One column per option (``question,A,B,C,D,answer``, ``option1``..., ``choices`` holding
     a list), with or without a header; the answer a letter, an index or the option's text."""
-    question_name = _dataset.find(first, _dataset.QUESTION_NAMES)
+    question_name = _dataset.find(
+        first, _dataset.wanted("question", given, _dataset.QUESTION_NAMES)
+    )
     rows = _rows(reader)
+    if given:
+        present = {_dataset.canonical(n) for n in first}
+        for role, wanted in given.items():
+            for name in wanted:
+                if _dataset.canonical(name) not in present:
+                    builder.problem(
+                        f"--columns {role}={name}: no such column in the header", line=1, field=name
+                    )
+        if builder.problems:
+            return
     if question_name is None:  # no header: question, the options, the answer last (MMLU)
         last = first[-1].strip() if first else ""
         answer_like = len(last) == 1 and last.upper() in _LETTERS or last.isdigit()
@@ -115,7 +139,7 @@ def _read_option_columns(reader: _csv.Reader, builder: QuizBuilder, first: list[
         )
     else:
         names = [name.strip() for name in first]
-        found = _columns(names, builder)
+        found = _columns(names, builder, given)
         if found is None:
             return
         columns = found
@@ -163,12 +187,19 @@ class _Columns:
     metadata: list[int] = field(default_factory=list)
 
 
-def _columns(names: list[str], builder: QuizBuilder) -> _Columns | None:
-    """Which header column holds what; reports what is missing."""
-    question = names.index(_dataset.find(names, _dataset.QUESTION_NAMES) or "")
-    answer_name = _dataset.find(names, _dataset.ANSWER_NAMES)
-    list_name = _dataset.find(names, _dataset.LIST_NAMES)
-    category_name = _dataset.find(names, _dataset.CATEGORY_NAMES)
+def _columns(
+    names: list[str], builder: QuizBuilder, given: _dataset.Columns | None = None
+) -> _Columns | None:
+    """Which header column holds what (``given``: the user's ``--columns``); reports what is
+    missing."""
+
+    def named(role: str, defaults: tuple[str, ...]) -> str | None:
+        return _dataset.find(names, _dataset.wanted(role, given, defaults))
+
+    question = names.index(named("question", _dataset.QUESTION_NAMES) or "")
+    answer_name = named("answer", _dataset.ANSWER_NAMES)
+    list_name = named("choices", _dataset.LIST_NAMES if not (given or {}).get("options") else ())
+    category_name = named("category", _dataset.CATEGORY_NAMES)
     taken = {question}
     answer = names.index(answer_name) if answer_name is not None else None
     choices = names.index(list_name) if list_name is not None else None
@@ -180,6 +211,9 @@ def _columns(names: list[str], builder: QuizBuilder) -> _Columns | None:
         if i not in taken and (position := _dataset.option_position(name)) is not None
     ]
     options = [i for _, i in sorted(positions)]
+    if given and given.get("options"):
+        by_name = {_dataset.canonical(n): i for i, n in reversed(list(enumerate(names)))}
+        options = [by_name[_dataset.canonical(n)] for n in given["options"]]
     if answer is None:
         builder.problem(
             "missing answer column in the header (answer, answerKey, correct_answer, label)",

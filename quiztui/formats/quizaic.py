@@ -32,8 +32,15 @@ from quiztui.formats._validate import QuizBuilder, RawItem
 NAME = "quizaic"
 
 
-def parse(text: str, path: str, title: str, *, strict: bool = True) -> Quiz:
-    builder = QuizBuilder(path, NAME)
+def parse(
+    text: str,
+    path: str,
+    title: str,
+    *,
+    strict: bool = True,
+    columns: _dataset.Columns | None = None,
+) -> Quiz:
+    builder = QuizBuilder(path, NAME, columns=columns)
     stripped = text.lstrip()
     if not stripped:
         builder.problem("file is empty")
@@ -108,7 +115,7 @@ def check_item(obj: Any, builder: QuizBuilder, *, line: int | None, item: int | 
             f"expected an object with 'question', 'responses' and 'correct' (got {type_name(obj)})"
         )
         return
-    dataset = _dataset.object_fields(obj)
+    dataset = _dataset.object_fields(obj, builder.columns)
     if dataset is not None:  # {"question", "choices": [...], "answer"} and its variants
         question_field, options_field, answer_field = dataset["fields"]
         options = dataset["responses"]
