@@ -253,3 +253,22 @@ async def test_tui_shows_the_skipped_items_count_and_lines() -> None:
         assert "(item 'Exist 4')" in toasts
         stats = app.screen.query_one("#stats-line", Static)
         assert "skipped items 2" in str(stats.content)
+
+
+def test_report_and_runs_find_a_partly_loaded_quiz(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    path = tmp_path / "english.gift"
+    path.write_text(BANK, encoding="utf-8")
+    report = tmp_path / "r.md"
+    assert main(["vet", str(path), "--no-tui", "--fail-on", "never", "-o", str(report)]) == 0
+    capsys.readouterr()
+    assert main(["runs", "--quiz", str(path)]) == 0
+    listed = capsys.readouterr().out
+    assert "english" in listed  # the partly loaded quiz's run, found by its content
+    again = tmp_path / "again.json"
+    assert main(["report", "1", "-o", str(again)]) == 0
+    extras = json.loads(again.read_text(encoding="utf-8"))
+    assert "lint" in extras  # the quiz file was re-read as vet read it (same content hash)

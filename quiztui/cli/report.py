@@ -59,7 +59,7 @@ def _extras(config: Config, record: Any) -> Any:
     if not record.quiz_path or not Path(record.quiz_path).is_file():
         return extras
     try:
-        quiz = load_quiz(record.quiz_path)
+        quiz = load_quiz(record.quiz_path, strict=config.formats.strict)  # as vet loaded it
     except QuiztuiError:
         return extras  # the file changed into something unreadable: report the run alone
     if quiz.content_hash() != record.quiz_hash:

@@ -119,7 +119,8 @@ def cmd_list(config: Config, args: argparse.Namespace) -> int:
     if getattr(args, "quiz", None) is not None:
         from quiztui.formats import load_quiz
 
-        quiz_hash = load_quiz(args.quiz).content_hash()
+        # As vet loaded it: the items that read well unless [formats] strict.
+        quiz_hash = load_quiz(args.quiz, strict=config.formats.strict).content_hash()
     limit = getattr(args, "limit", 50)
     if limit < 1:
         raise QuiztuiError(f"--limit must be at least 1, got {limit}")
