@@ -114,10 +114,11 @@ def load_quiz(
     known_suffixes = sorted({ext for f in FORMATS.values() for ext in f.extensions})
     if fmt is None and suffix not in known_suffixes:
         what = f"extension {suffix!r}" if suffix else "no extension"
+        known = "; ".join(f"{f.name} {' '.join(f.extensions)}" for f in FORMATS.values())
         raise _error(
             shown,
-            f"unknown quiz format: {what} (expected {', '.join(known_suffixes)}, "
-            "or name the format)",
+            f"unknown quiz format: {what} (known: {known}; rename the file, or name the format"
+            " with convert --from)",
         )
     notes: list[str] = []
     text = read_text(path, shown, notes)
