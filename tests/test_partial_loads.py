@@ -272,3 +272,40 @@ def test_report_and_runs_find_a_partly_loaded_quiz(
     assert main(["report", "1", "-o", str(again)]) == 0
     extras = json.loads(again.read_text(encoding="utf-8"))
     assert "lint" in extras  # the quiz file was re-read as vet read it (same content hash)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.booleans(), _GOOD, _BROKEN), min_size=2, max_size=6),
+    st.sampled_from(["utf-8", "utf-8-sig", "cp1252"]),
+    st.sampled_from(["\n", "\r\n"]),
+    st.data(),
+)
+def test_saves_keep_every_other_byte(
+    tmp_path_factory: pytest.TempPathFactory,
+    rows: list[tuple[bool, str, str]],
+    encoding: str,
+    newline: str,
+    data: st.DataObject,
+) -> None:
+    blocks = [(good if ok else broken).format(n=n) for n, (ok, good, broken) in enumerate(rows)]
+    if not any(ok for ok, _, _ in rows):
+        return
+    text = ("::Ünïcödé:: Déjà vu? {=oui ~non}\n\n" + "\n\n".join(blocks) + "\n").replace(
+        "\n", newline
+    )
+    path = tmp_path_factory.mktemp("save") / "bank.gift"
+    path.write_bytes(text.encode(encoding))
+    original = path.read_bytes()
+    bank = load_bank(path, strict=False)
+    save_edits(bank, {})
+    assert path.read_bytes() == original  # an unedited save is the file, byte for byte
+    index = data.draw(st.integers(0, len(bank.items) - 1))
+    item = bank.items[index]
+    assert item.span is not None
+    save_edits(bank, {index: replace(item, title="Edited")})
+    saved = path.read_bytes()
+    start, end = item.span
+    before = text[:start].encode(encoding)
+    after = text[end:].encode("utf-8" if encoding == "utf-8-sig" else encoding)
+    assert saved.startswith(before) and saved.endswith(after)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from quiztui.errors import QuizFormatError, QuizProblem
+from quiztui.errors import QuizFormatError, QuizProblem, QuiztuiError
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 
@@ -50,6 +50,23 @@ def legacy_decode(data: bytes) -> str:
     if not any(bytes((b,)) in data for b in _CP1252_UNDEFINED):
         return data.decode("cp1252")
     return "".join(chr(b) if b in _CP1252_UNDEFINED else bytes((b,)).decode("cp1252") for b in data)
+
+
+def legacy_encode(text: str) -> bytes:
+    """The inverse of ``legacy_decode``; a character Windows-1252 lacks is an error (the file
+    would not read back the same)."""
+    out = bytearray()
+    for ch in text:
+        if ord(ch) in _CP1252_UNDEFINED:
+            out.append(ord(ch))
+            continue
+        try:
+            out += ch.encode("cp1252")
+        except UnicodeEncodeError:
+            raise QuiztuiError(
+                f"{ch!r} cannot be saved in this Windows-1252 file: save it as UTF-8 first"
+            ) from None
+    return bytes(out)
 
 
 _CP1252_UNDEFINED = frozenset((0x81, 0x8D, 0x8F, 0x90, 0x9D))

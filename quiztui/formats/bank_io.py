@@ -8,6 +8,7 @@ span, so every other byte of the file is kept; a copy of the old file is left be
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -23,7 +24,7 @@ from quiztui.formats import (
     load_quiz,
     quiz_title,
 )
-from quiztui.formats._source import read_text
+from quiztui.formats._source import legacy_encode, read_text
 
 WRITE_FORMATS = ("quizaic", "opentdb", "csv", "gift", "aiken", "moodle_xml")
 BACKUP_SUFFIX = ".bak"
@@ -166,10 +167,20 @@ def save_edits(bank: Bank, edits: Mapping[int, Item]) -> tuple[Path, Path]:
     original = path.read_bytes()
     backup.write_bytes(original)
     temporary = path.with_name(f".{path.name}.quiztui-tmp")
-    with open(temporary, "w", encoding="utf-8", newline="") as handle:
-        handle.write(new_text)
+    temporary.write_bytes(_encoded_like(new_text, original))
     os.replace(temporary, path)
     return path, backup
+
+
+def _encoded_like(text: str, original: bytes) -> bytes:
+    """``text`` in the original file's encoding: UTF-8 (with its byte order mark if it had
+    one), or Windows-1252 for a legacy file read that way, so unedited bytes stay as they were."""
+    try:
+        original.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return legacy_encode(text)
+    bom = codecs.BOM_UTF8 if original.startswith(codecs.BOM_UTF8) else b""
+    return bom + text.encode("utf-8", "surrogatepass")
 
 
 def known_input(fmt: str | None) -> str | None:
