@@ -635,7 +635,7 @@ class VetScreen(LiveRunScreen):
         count = len(self.edits)
         self.edits.clear()
         try:
-            self.bank = load_bank(path, self.bank.format)
+            self.bank = load_bank(path, self.bank.format, strict=False)  # skipped items stay
         except QuiztuiError as exc:
             self.bank = None
             self.notify(printable(str(exc)), title="Saved, but re-reading failed", markup=False)
