@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from quiztui.errors import QuiztuiError
 from quiztui.formats import load_quiz
 from quiztui.formats._depth import MAX_JSON_DEPTH, too_deep
 
@@ -65,3 +66,16 @@ def test_brackets_and_escapes_inside_strings_do_not_count(tmp_path: Path) -> Non
 def test_the_limit_is_exact() -> None:
     assert too_deep("[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH) is None
     assert too_deep("[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)) == 1
+
+
+def test_a_headerless_csv_wider_than_ten_options_loads_or_says_why(tmp_path: Path) -> None:
+    # Found by tests/test_safe_fuzz.py: a wide headerless row indexed past the letters A-J.
+    row = ",".join(["Which is prime?", *[str(n) for n in range(4, 16)], "7", "B"])
+    path = tmp_path / "wide.csv"
+    path.write_text(row + "\n" + row + "\n", encoding="utf-8")
+    try:
+        quiz = load_quiz(path)
+    except QuiztuiError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert len(quiz.questions[0].options) == 13

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -75,6 +76,16 @@ def parse(
     return builder.build(title, strict=strict)
 
 
+def _headerless(first: list[str]) -> bool:
+    """True when the first row is a question, not a header: no column name quiztui knows, at
+    least a question, two options and an answer, and an answer-like last cell (MMLU's files)."""
+    if _is_distractor_header(first) or _dataset.find(first, _dataset.QUESTION_NAMES):
+        return False
+    last = first[-1].strip() if first else ""
+    answer_like = (len(last) == 1 and last.upper() in _LETTERS) or last.isdigit()
+    return len(first) >= 4 and answer_like
+
+
 def _is_distractor_header(first: list[str]) -> bool:
     """quiztui's own shape: a ``correct`` column and distractor columns."""
     names = [name.strip().casefold() for name in first]
@@ -119,9 +130,7 @@ def _read_option_columns(
         if builder.problems:
             return
     if question_name is None:  # no header: question, the options, the answer last (MMLU)
-        last = first[-1].strip() if first else ""
-        answer_like = len(last) == 1 and last.upper() in _LETTERS or last.isdigit()
-        if len(first) < 4 or not answer_like:
+        if not _headerless(first):
             builder.problem(
                 "missing column 'question' in the header (question,A,B,C,D,answer or"
                 " question,correct,distractor1,...; a file without a header has the question,"
@@ -135,7 +144,7 @@ def _read_option_columns(
             question=0,
             options=list(range(1, width - 1)),
             answer=width - 1,
-            names=["question", *(_LETTERS[i] for i in range(width - 2)), "answer"],
+            names=["question", *(_option_name(i) for i in range(width - 2)), "answer"],
         )
     else:
         names = [name.strip() for name in first]
@@ -174,6 +183,11 @@ def _read_option_columns(
 
 
 _LETTERS = "ABCDEFGHIJ"
+
+
+def _option_name(index: int) -> str:
+    """A headerless file's option column: A-J, then option11, option12, … (a wide row)."""
+    return _LETTERS[index] if index < len(_LETTERS) else f"option{index + 1}"
 
 
 @dataclass
@@ -357,7 +371,9 @@ def item_spans(text: str) -> list[tuple[int, int]]:
         if char == "\n":
             starts.append(index + 1)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    next(reader, None)
+    header = next(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), [])
+    if not _headerless(header):
+        next(reader, None)
     spans: list[tuple[int, int]] = []
     last = reader.line_num
     for row in reader:
@@ -380,6 +396,11 @@ def splice_item(text: str, span: tuple[int, int], item: Item) -> str:
     row = next(csv.reader(io.StringIO(text[span[0] : span[1]], newline=""), delimiter=delimiter))
     row += [""] * (len(header) - len(row))
     question, options, key = flat(item)
+    if not _is_distractor_header(header_row):
+        row = _option_row(text, row, header_row, delimiter, question, options, key)
+        out = io.StringIO(newline="")
+        csv.writer(out, delimiter=delimiter, lineterminator=newline).writerow(csv_row(row))
+        return out.getvalue()[: -len(newline)]
     columns = {name: i for i, name in reversed(list(enumerate(header)))}
     distractors = [i for i, name in enumerate(header) if name.startswith(_DISTRACTOR_PREFIXES)]
     wrong = [o for i, o in enumerate(options) if i != key]
@@ -395,3 +416,47 @@ def splice_item(text: str, span: tuple[int, int], item: Item) -> str:
     out = io.StringIO(newline="")
     csv.writer(out, delimiter=delimiter, lineterminator=newline).writerow(csv_row(row))
     return out.getvalue()[: -len(newline)]
+
+
+def _option_row(
+    text: str,
+    row: list[str],
+    header_row: list[str],
+    delimiter: str,
+    question: str,
+    options: tuple[str, ...],
+    key: int,
+) -> list[str]:
+    """An edited row of a one-column-per-option CSV: the options in their columns, the answer
+    written the way the file writes answers (a letter, an index or the option's text)."""
+    names = [name.strip() for name in header_row]
+    if _dataset.find(names, _dataset.QUESTION_NAMES) is None:  # no header
+        width = len(names)
+        columns: _Columns | None = _Columns(0, list(range(1, width - 1)), width - 1, names)
+    else:
+        columns = _columns(names, QuizBuilder("", NAME))
+    if columns is None:
+        raise QuiztuiError("cannot tell which CSV column holds what, to write the edit into")
+    row = row + [""] * (len(names) - len(row))
+    row[columns.question] = question
+    if columns.choices is not None and not columns.options:
+        row[columns.choices] = json.dumps(list(options), ensure_ascii=False)
+    else:
+        if len(options) > len(columns.options):
+            raise QuiztuiError(
+                f"the CSV has {len(columns.options)} option columns; the edited question has"
+                f" {len(options)} options"
+            )
+        for index, column in enumerate(columns.options):
+            row[column] = options[index] if index < len(options) else ""
+    old = row[columns.answer].strip()
+    if len(old) == 1 and old.upper() in _LETTERS:
+        letter = _LETTERS[key]
+        row[columns.answer] = letter if old.isupper() else letter.lower()
+    elif old.isdigit():
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+        answers = [r[columns.answer].strip() for r in reader if columns.answer < len(r)]
+        row[columns.answer] = str(key if "0" in answers else key + 1)
+    else:
+        row[columns.answer] = options[key]
+    return row
