@@ -214,3 +214,37 @@ def test_columns_for_json_lines_fields(tmp_path: Path) -> None:
     columns = {"question": ("q",), "choices": ("alts",), "answer": ("gold_idx",)}
     quiz = load_quiz(path, columns=columns)
     assert [(q.options, q.key) for q in quiz.questions] == [(("3", "4"), 1), (("6", "7"), 0)]
+
+
+@pytest.mark.parametrize(
+    ("text", "edited_row"),
+    [
+        (
+            "id,question,A,B,C,D,answer\n"
+            "q-1,Capital of Spain?,Lisbon,Madrid,Rome,Paris,B\n"
+            "q-2,Capital of Peru?,Quito,Lima,Bogotá,Caracas,B\n",
+            "q-2,Capital of Peru?,Quito,Cusco,Bogotá,Caracas,A",
+        ),
+        (
+            "Capital of Spain?;Lisbon;Madrid;Rome;Paris;2\r\n"
+            "Capital of Peru?;Quito;Lima;Bogotá;Caracas;2\r\n",
+            "Capital of Peru?;Quito;Cusco;Bogotá;Caracas;1",
+        ),
+    ],
+)
+def test_saving_an_edit_keeps_the_file_shape(tmp_path: Path, text: str, edited_row: str) -> None:
+    from dataclasses import replace
+
+    from quiztui.core.bank import apply_edit
+    from quiztui.formats.bank_io import save_edits
+
+    path = _write(tmp_path / "capitals.csv", text)
+    bank = load_bank(path)
+    item = bank.items[1]
+    edited = apply_edit(item, "Capital of Peru?", ["Quito", "Cusco", "Bogotá", "Caracas"], 0)
+    save_edits(bank, {1: replace(edited, span=item.span)})
+    saved = path.read_bytes().decode("utf-8")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    assert saved.count(newline) == text.count(newline)  # the file's own line endings
+    assert saved.splitlines()[:-1] == text.splitlines()[:-1]
+    assert saved.splitlines()[-1] == edited_row
