@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import tomli_w
 from pydantic import (
@@ -17,9 +17,12 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from quiztui.errors import ConfigError
 from quiztui.locations import LOCATION_VARIABLES, config_path, default_db_path
@@ -99,11 +102,32 @@ class JudgeConfig(_Section):
     )
 
 
+def _one_prior_error(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """vet.prior's errors as one line without the union's branch names."""
+    try:
+        return handler(value)
+    except ValidationError:
+        raise PydanticCustomError(
+            "prior", "Input should be auto or a number greater than 0 and less than 1"
+        ) from None
+
+
+# A number in (0, 1), or "auto": estimated from the run's own verdicts (core/prior.py).
+Prior = Annotated[
+    Annotated[float, Field(gt=0.0, lt=1.0)] | Literal["auto"], WrapValidator(_one_prior_error)
+]
+
+
 class VetConfig(_Section):
     batch_size: int = Field(20, ge=1, le=500, description="assertions per request")
     max_reasks: int = Field(2, ge=0, le=10, description="times a missing verdict is asked again")
-    prior: float = Field(
-        0.95, gt=0.0, lt=1.0, description="prior probability that a key is correct"
+    prior: Prior = Field(
+        0.95,
+        description="prior probability that a key is correct; auto: estimated from the run's own"
+        " verdicts (empirical Bayes), shrunk toward prior_default with fewer than 30 questions",
+    )
+    prior_default: float = Field(
+        0.95, gt=0.0, lt=1.0, description="the prior auto leans on when a quiz has few questions"
     )
     seed: int | None = Field(
         None, ge=INT64_MIN, le=INT64_MAX, description="shuffle seed (unset: derived from the quiz)"

@@ -56,7 +56,7 @@ async def panel_run(configs: list[Config], quiz: Quiz, store: Store) -> AsyncIte
     try:
         settings = replace(vet_settings(configs[0]), use_cache=False)
         prompt = prompt_for(prompt_for_mode(settings.mode))
-        yield PanelRun(quiz, providers, store, prompt, settings, prior=configs[0].vet.prior)
+        yield PanelRun(quiz, providers, store, prompt, settings, prior=settings.prior)
     finally:
         for p in providers:
             await p.aclose()

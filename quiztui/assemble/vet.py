@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,13 +32,20 @@ def vet_settings(config: Config) -> VetSettings:
         concurrency=config.judge.concurrency,
         seed=config.vet.seed,
         max_reasks=config.vet.max_reasks,
-        prior=config.vet.prior,
+        prior=fixed_prior(config),
+        prior_auto=config.vet.prior == "auto",
         temperature=config.judge.temperature,
         max_tokens=config.judge.max_tokens,
         use_cache=config.vet.cache,
         mode=config.vet.mode,
         logprobs=config.judge.logprobs != "off",
     )
+
+
+def fixed_prior(config: Config) -> float:
+    """The number ``vet.prior`` sets, or with ``prior = "auto"`` the default it leans on."""
+    prior = config.vet.prior
+    return config.vet.prior_default if prior == "auto" else prior
 
 
 def judge_accuracy(
@@ -86,6 +93,7 @@ def vet_runs(
     if not batch:
         probe_judge(provider)  # a dead server or an unknown model: one line, before any request
     pending_resume = [resume]
+    made: list[VetRun] = []  # the whole-quiz runs: an edit is scored with the last one's prior
 
     def start_run(only: Quiz | None = None) -> AsyncIterator[VetEvent]:
         """A run over the quiz, or over ``only`` (an edited question, re-judged alone)."""
@@ -95,7 +103,11 @@ def vet_runs(
         if only is not None:
             teach_simulated_judge(provider, only, quiz)
             options["budget"] = None  # one edited question: priced, never stopped
-            return VetRun(only, provider, store, prompt, settings, current, **options).events()
+            one = settings
+            estimate = made[-1].prior_estimate if made else None
+            if estimate is not None:  # one question cannot estimate a prior: keep the run's
+                one = replace(settings, prior=estimate.value, prior_auto=False)
+            return VetRun(only, provider, store, prompt, one, current, **options).events()
         run = VetRun(
             quiz,
             provider,
@@ -107,6 +119,7 @@ def vet_runs(
             **options,
         )
         pending_resume[0] = None
+        made[-1:] = [run]
         return run.events()
 
     return VetRuns(provider, prompt, settings, accuracy, start_run)

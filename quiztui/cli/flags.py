@@ -189,6 +189,7 @@ _SHARED = {
 _VET_ONLY = {
     "mode": ("vet.mode", "--mode"),
     "budget": ("vet.budget", "--budget"),
+    "prior": ("vet.prior", "--prior"),
 }
 
 

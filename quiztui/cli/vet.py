@@ -72,6 +72,12 @@ def register(sub: Any, parents: Parents) -> None:
     vet.add_argument("--seed", action=Number, key="vet.seed", help="shuffle seed")
     vet.add_argument("--no-cache", action="store_true", help="ignore cached verdicts")
     vet.add_argument(
+        "--prior",
+        metavar="auto|X",
+        help="P(a key is correct): a number in (0, 1), or auto to estimate it from the run's own"
+        " verdicts (config vet.prior)",
+    )
+    vet.add_argument(
         "--mode",
         choices=("assertion", "question"),
         help="assertion: batches of true/false assertions; question: one request per question",

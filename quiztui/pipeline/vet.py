@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from quiztui.core.assertions import Assertion, decompose, shuffled
 from quiztui.core.bayes import JudgeAccuracy
 from quiztui.core.estimate import Measured, ModelPrice
+from quiztui.core.prior import PriorEstimate, estimate_prior
 from quiztui.core.quiz import Quiz
 from quiztui.errors import ConfigError, StoreError
 from quiztui.pipeline.estimate import default_seed
@@ -37,7 +38,8 @@ class VetSettings:
     concurrency: int = 16
     seed: int | None = None  # None: derived from the quiz content, so re-runs shuffle alike
     max_reasks: int = 2
-    prior: float = 0.95
+    prior: float = 0.95  # fixed; with prior_auto, the default the estimate leans on
+    prior_auto: bool = False  # prior = "auto": estimated from the run's verdicts at its end
     temperature: float = 0.0
     max_tokens: int | None = None
     use_cache: bool = True
@@ -61,6 +63,8 @@ class VetRun:
     kind: str = "vet"  # what the run is for, kept with it: "vet", "calibrate" or "panel"
 
     run_id: int = 0
+    # prior = "auto": the estimate every question was scored with at the end (None: fixed prior)
+    prior_estimate: PriorEstimate | None = field(default=None, init=False)
     _lease: Lease | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -197,6 +201,7 @@ class VetRun:
             async with life.stream(judging.drive) as events:
                 async for event in events:
                     yield event
+            self._auto_prior(judging)
             for event in judging.end():
                 yield event
             summary = judging.summary(self.clock() - started, seed)
@@ -208,6 +213,25 @@ class VetRun:
             if self._lease is not None:
                 self.store.leases.release(self._lease)
                 self._lease = None
+
+    def _auto_prior(self, judging: Judging) -> None:
+        """``prior = "auto"``: the share of right keys estimated from this run's own verdicts
+        (empirical Bayes, :mod:`quiztui.core.prior`); the end's scores and the summary use it.
+        While the run streams, questions are scored with the default it leans on."""
+        if not self.settings.prior_auto:
+            return
+        questions: list[tuple[list[bool | None], int]] = []
+        for q in self.quiz.questions:
+            verdicts: list[bool | None] = [None] * q.n
+            for seq in judging.seqs_by_question.get(q.id, ()):
+                st = judging.states.get(seq)
+                if st is not None:
+                    verdicts[judging.order[seq].option_index] = st.verdict
+            questions.append((verdicts, q.key))
+        estimate = estimate_prior(questions, self.accuracy, self.settings.prior)
+        self.prior_estimate = estimate
+        log.info("run %s: prior %s", self.run_id, estimate.label)
+        judging.settings = replace(judging.settings, prior=estimate.value)
 
     async def _heartbeat(self) -> None:
         """Tell other processes this run's holder is alive (store/leases.py)."""
