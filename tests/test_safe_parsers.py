@@ -79,3 +79,13 @@ def test_a_headerless_csv_wider_than_ten_options_loads_or_says_why(tmp_path: Pat
         assert "\n" not in str(exc)
     else:
         assert len(quiz.questions[0].options) == 13
+
+
+def test_a_superscript_digit_answer_is_a_problem_not_a_traceback(tmp_path: Path) -> None:
+    # Found by tests/test_safe_fuzz.py: "¹0" passes str.isdigit() but not int().
+    path = tmp_path / "super.csv"
+    path.write_text("How many legs has a spider?,8,6,\u00b90\n" * 2, encoding="utf-8")
+    try:
+        load_quiz(path)
+    except QuiztuiError as exc:
+        assert "\n" not in str(exc)

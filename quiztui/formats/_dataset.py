@@ -137,7 +137,7 @@ def resolve_answer(
     if len(text) == 1 and text.upper() in _LETTERS:
         index = _LETTERS.index(text.upper())
         return options[index] if index < len(options) else text
-    if text.isdigit():
+    if text.isdecimal():  # not isdigit: "¹0" is digits int() cannot read
         index = int(text) - (1 if one_based else 0)
         return options[index] if 0 <= index < len(options) else text
     return text

@@ -82,7 +82,7 @@ def _headerless(first: list[str]) -> bool:
     if _is_distractor_header(first) or _dataset.find(first, _dataset.QUESTION_NAMES):
         return False
     last = first[-1].strip() if first else ""
-    answer_like = (len(last) == 1 and last.upper() in _LETTERS) or last.isdigit()
+    answer_like = (len(last) == 1 and last.upper() in _LETTERS) or last.isdecimal()
     return len(first) >= 4 and answer_like
 
 
@@ -453,7 +453,7 @@ def _option_row(
     if len(old) == 1 and old.upper() in _LETTERS:
         letter = _LETTERS[key]
         row[columns.answer] = letter if old.isupper() else letter.lower()
-    elif old.isdigit():
+    elif old.isdecimal():
         reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
         answers = [r[columns.answer].strip() for r in reader if columns.answer < len(r)]
         row[columns.answer] = str(key if "0" in answers else key + 1)

@@ -243,7 +243,11 @@ def resolve(ratings: HumanRatings, quiz: Quiz) -> RatingTable:
     for row in ratings.rows:
         where = {"line": row.line, "item": row.item}
         qid = by_id.get(row.question) or by_text.get(_norm(row.question))
-        if qid is None and row.question.isdigit() and 1 <= int(row.question) <= len(quiz.questions):
+        if (
+            qid is None
+            and row.question.isdecimal()
+            and 1 <= int(row.question) <= len(quiz.questions)
+        ):
             qid = quiz.questions[int(row.question) - 1].id
         if qid is None:
             problems.append(
