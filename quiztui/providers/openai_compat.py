@@ -18,6 +18,8 @@ import json
 import math
 from typing import Any, Literal, Unpack
 
+import httpx
+
 from quiztui.core.logprobs import TokenLogprob
 from quiztui.providers._http import HTTPOptions, HTTPProvider, sse_data
 from quiztui.providers.base import (
@@ -90,11 +92,12 @@ def _mentions_logprobs(exc: RequestFailed) -> bool:
 
 
 def _mentions_response_format(exc: RequestFailed) -> bool:
-    """A refusal of ``response_format``: a 400 naming it, or a bare 422 (a request-validation
-    error, as llama-cpp-python's server gives for a type it does not know)."""
+    """A refusal of ``response_format``: a 400 or 422 naming it (or a bare 422, a validation
+    error), or the 500 llama-cpp-python's server gives for a type it does not know."""
     text = str(exc).lower()
     named = any(word in text for word in ("response_format", "json_schema", "schema", "grammar"))
-    return exc.status in (400, 422) and (named or text.strip() == f"http {exc.status}")
+    bare = exc.status == 422 and text.strip() == "http 422"
+    return (exc.status in (400, 422, 500) and named) or bare
 
 
 class OpenAICompatProvider(HTTPProvider):
@@ -238,6 +241,21 @@ class OpenAICompatProvider(HTTPProvider):
             ) from None
         self.logprobs_rejected = True
         return f"{exc}; continuing without logprobs"
+
+    def _check_status(self, response: httpx.Response) -> None:
+        """As the base; and a 5xx about ``response_format`` is a refusal, not a server fault:
+        llama-cpp-python's server answers 500 to a ``response_format`` type it does not know
+        (its request validation error), which retrying cannot fix."""
+        if response.status_code >= 500 and self.structured_wire is not None:
+            try:
+                body: Any = response.json()
+            except ValueError:
+                body = None
+            message = self._error_message(body) or ""
+            if "response_format" in message:
+                detail = f"HTTP {response.status_code}: {message[:200]}"
+                raise RequestFailed(detail, status=response.status_code, retryable=False)
+        super()._check_status(response)
 
     def _structured_fallback(self, request: ChatRequest, exc: RequestFailed) -> str | None:
         """A 400/422 about the response format: try llama-cpp-python's ``json_object`` with a

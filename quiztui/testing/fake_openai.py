@@ -40,7 +40,7 @@ once with ``data: [DONE]`` and no finish reason, as that server's ``interrupt_re
 ``structured="json_schema"`` (OpenAI, llama.cpp's server, vLLM, LM Studio, Ollama) or
 ``"json_object"`` (llama-cpp-python's server: ``{"type": "json_object", "schema": ...}``) answers
 a request with that ``response_format`` in the schema's JSON, and refuses the other type as those
-servers do (400 naming it; 422 with a validation ``detail``); ``"text"`` refuses every
+servers do (400 naming it; llama-cpp-python's 500 quoting its validation error); ``"text"`` refuses every
 ``response_format`` but text with a 400 naming it; None ignores ``response_format``.
 ``props=True`` serves llama.cpp's ``GET /props`` with ``total_slots`` (``slots``, else 1).
 
@@ -573,8 +573,13 @@ class FakeOpenAI:
         kind = response_format.get("type") if isinstance(response_format, dict) else None
         base["response_format"] = kind if isinstance(kind, str) else None
         if kind not in (None, "text") and self.structured is not None and kind != self.structured:
-            if self.structured == "json_object":  # llama-cpp-python: a request-validation error
-                raise _Reply(422, "", "", body={"detail": [{"loc": ["body", "response_format"]}]})
+            if self.structured == "json_object":  # llama-cpp-python: its validation error, as 500
+                message = (
+                    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body',"
+                    f" 'response_format', 'type'), 'msg': \"Input should be 'text' or"
+                    f" 'json_object'\", 'input': '{kind}'}}"
+                )
+                raise _Reply(500, message, "internal_server_error")
             allowed = "text" if self.structured == "text" else f"text or {self.structured}"
             message = f"response_format type must be one of {allowed}, not {kind}"
             raise _Reply(400, message, _INVALID)
