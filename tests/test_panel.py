@@ -103,10 +103,34 @@ def test_panel_cli_with_simulated_members(
     flagged = {q["question_id"] for q in data["questions"] if q["confidence"] < 0.5}
     assert planted <= flagged | {q["question_id"] for q in data["questions"] if q["disagreement"]}
 
+    assert data["model"] == "structured" and data["usable"] and data["problems"] == []
+    assert data["key_right"] == pytest.approx(8 / 12, abs=0.1)  # 4 of 12 keys planted wrong
+
     assert main(["panel", str(quiz), *members]) == 0
     text = capsys.readouterr().out
-    assert "Fleiss' κ" in text and "Dawid–Skene" in text and "TPR (DS)" in text
+    assert "Fleiss' κ" in text and "Panel fit: structured" in text and "TPR (fit)" in text
+    assert "log-likelihood" in text and "NOT USABLE" not in text
     assert "questions with disagreeing verdicts" in text
+    # The per-assertion fit stays available by name.
+    assert main(["panel", str(quiz), *members, "--fit", "dawid-skene"]) == 0
+    text = capsys.readouterr().out
+    assert "Dawid–Skene" in text and "TPR (DS)" in text
+
+
+def test_panel_cli_says_a_degenerate_fit_is_not_usable(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Judges that call every option true carry no information about which option is right.
+    quiz = REPO / "sample_quizzes" / "planted_errors.json"
+    members = [arg for seed in (1, 2) for arg in ("--member", f"simulated:tpr=1,tnr=0,seed={seed}")]
+    assert main(["panel", str(quiz), *members, "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert not data["usable"]
+    assert any("carries no information" in p for p in data["problems"])
+    assert main(["panel", str(quiz), *members]) == 0
+    text = capsys.readouterr().out
+    assert "NOT USABLE as a judge profile: judge 1 carries no information" in text
+    assert "uncalibrated rates" in text
 
 
 def test_panel_cli_repeated_samples(capsys: pytest.CaptureFixture[str]) -> None:

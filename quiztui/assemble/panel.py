@@ -43,9 +43,12 @@ def member_config(config: Config, spec: str) -> Config:
 
 
 @asynccontextmanager
-async def panel_run(configs: list[Config], quiz: Quiz, store: Store) -> AsyncIterator[PanelRun]:
+async def panel_run(
+    configs: list[Config], quiz: Quiz, store: Store, model: str = "structured"
+) -> AsyncIterator[PanelRun]:
     """A panel over ``quiz``, one member per config (the first config's prompt and settings);
-    the members' providers are closed when the block ends."""
+    the members' providers are closed when the block ends. ``model``: the panel fit,
+    "structured" or "dawid-skene"."""
     from quiztui.assemble.common import prompt_for
     from quiztui.assemble.vet import vet_settings
     from quiztui.pipeline.panel import PanelRun
@@ -56,7 +59,7 @@ async def panel_run(configs: list[Config], quiz: Quiz, store: Store) -> AsyncIte
     try:
         settings = replace(vet_settings(configs[0]), use_cache=False)
         prompt = prompt_for(prompt_for_mode(settings.mode))
-        yield PanelRun(quiz, providers, store, prompt, settings, prior=settings.prior)
+        yield PanelRun(quiz, providers, store, prompt, settings, prior=settings.prior, model=model)
     finally:
         for p in providers:
             await p.aclose()

@@ -48,6 +48,14 @@ def register(sub: Any, parents: Parents) -> None:
         key="judge.temperature",
         help="sampling temperature of the members (default: the config's, 0.7 for --samples)",
     )
+    panel.add_argument(
+        "--fit",
+        choices=("structured", "dawid-skene"),
+        default="structured",
+        help="the panel fit: structured (which option of each question is correct is the latent"
+        " variable) or dawid-skene (one independent bit per assertion, for quizzes without a"
+        " single key)",
+    )
     panel.add_argument("--format", choices=("text", "json", "md"), default="text")
     panel.add_argument("-o", "--output", type=Path, help="write the panel report to this file")
 
@@ -85,12 +93,13 @@ def panel_text(summary: Any, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(panel_dict(summary), indent=2, ensure_ascii=False) + "\n"
     letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    fit = "DS" if summary.model == "Dawid–Skene" else "fit"
     judges = [
         {
             "#": str(i + 1),
             "judge": e.label,
-            "TPR (DS)": f"{e.tpr:.3f}",
-            "TNR (DS)": f"{e.tnr:.3f}",
+            f"TPR ({fit})": f"{e.tpr:.3f}",
+            f"TNR ({fit})": f"{e.tnr:.3f}",
             "judged": str(e.judged),
             "said true": str(e.said_true),
             "run": str(e.run_id),
@@ -102,11 +111,23 @@ def panel_text(summary: Any, fmt: str) -> str:
     cell = md_cell if md else (lambda s: " ".join(str(s).split()))
     if md:
         out.append(f"# quiztui panel: {md_cell(summary.quiz_title)}\n")
-    out.append(
-        f"Dawid–Skene: prevalence of true assertions {summary.prevalence:.3f},"
-        f" {summary.em_iterations} EM iterations"
-        + ("" if summary.em_converged else " (NOT converged)")
-    )
+    if summary.model == "structured":
+        out.append(
+            f"Panel fit: structured (one correct option per question): P(key right)"
+            f" {summary.key_right:.3f}, {summary.em_iterations} EM iterations,"
+            f" log-likelihood {summary.log_likelihood:.1f}"
+            + ("" if summary.em_converged else " (NOT converged)")
+        )
+    else:
+        out.append(
+            f"Dawid–Skene: prevalence of true assertions {summary.prevalence:.3f},"
+            f" {summary.em_iterations} EM iterations"
+            + ("" if summary.em_converged else " (NOT converged)")
+        )
+    for problem in summary.problems:
+        out.append(f"NOT USABLE as a judge profile: {problem}")
+    if summary.problems:
+        out.append("The posteriors below use the uncalibrated rates, not this fit's.")
     out.append(
         f"Fleiss' κ {summary.fleiss:.3f}; Cohen's κ: "
         + ", ".join(f"{a + 1}–{b + 1} {k:.3f}" for a, b, k in summary.cohen)
@@ -155,6 +176,11 @@ def panel_dict(summary: Any) -> dict[str, Any]:
         "prevalence": summary.prevalence,
         "em_iterations": summary.em_iterations,
         "em_converged": summary.em_converged,
+        "model": summary.model,
+        "log_likelihood": summary.log_likelihood,
+        "key_right": summary.key_right,
+        "usable": summary.usable,
+        "problems": list(summary.problems),
         "fleiss_kappa": summary.fleiss,
         "cohen_kappa": [{"a": a, "b": b, "kappa": k} for a, b, k in summary.cohen],
         "judges": [
@@ -186,12 +212,12 @@ def panel_dict(summary: Any) -> dict[str, Any]:
     }
 
 
-async def _run_panel(configs: list[Config], quiz: Any, store: Any) -> Any:
+async def _run_panel(configs: list[Config], quiz: Any, store: Any, model: str) -> Any:
     from quiztui.assemble.panel import panel_run
     from quiztui.pipeline.events import RunFinished
     from quiztui.pipeline.panel import PanelFinished, PanelMemberEvent
 
-    async with panel_run(configs, quiz, store) as run:
+    async with panel_run(configs, quiz, store, model) as run:
         for i, p in enumerate(run.providers):
             print(f"quiztui: panel judge {i + 1}: {p.label}", file=sys.stderr)
         async for event in run.events():
@@ -214,7 +240,7 @@ def cmd_panel(config: Config, args: argparse.Namespace) -> int:
     configs = panel_configs(config, args)
     quiz = load_quiz(args.quiz)
     with Store(config.db_path()) as store:
-        summary = asyncio.run(_run_panel(configs, quiz, store))
+        summary = asyncio.run(_run_panel(configs, quiz, store, args.fit))
     report = panel_text(summary, args.format)
     if args.output:
         args.output.write_text(report, encoding="utf-8")

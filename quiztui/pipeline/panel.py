@@ -1,12 +1,17 @@
-"""A panel of judges on one quiz: Dawid–Skene estimates of each judge, agreement, disagreements.
+"""A panel of judges on one quiz: each judge's estimated rates, agreement, disagreements.
 
 Every member judges the whole quiz as an ordinary vet run (stored, resumable, its own shuffle).
-Then, with no gold labels, Dawid–Skene EM estimates each judge's TPR/TNR and every assertion's
-probability of being true; each question gets the single-correct-answer posterior from all the
-judges' verdicts together (each judge weighted by its estimated TPR/TNR). Cohen's κ for each pair
-and Fleiss' κ over the panel say how far the judges agree beyond chance.
+Then, with no gold labels, EM estimates each judge's TPR/TNR. By default the fit knows the
+quiz's structure (:mod:`quiztui.core.panel_fit`: the latent variable is which option of each
+question is correct, or none); ``model="dawid-skene"`` is the per-assertion Dawid–Skene fit, one
+independent bit per assertion, for quizzes without a single key. A structured fit that did not
+converge, shows label switching or cannot identify a judge is reported with its problems and is
+not used: the posteriors then take the uncalibrated rates. Each question gets the
+single-correct-answer posterior from all the judges' verdicts together (each judge weighted by
+its estimated TPR/TNR). Cohen's κ for each pair and Fleiss' κ over the panel say how far the
+judges agree beyond chance.
 
-Dawid–Skene assumes judges err independently given the truth. Repeated samples of one model at
+Both fits assume judges err independently given the truth. Repeated samples of one model at
 temperature > 0 share that model's blind spots, so their estimated accuracies run optimistic.
 """
 
@@ -22,13 +27,13 @@ from functools import partial
 import numpy as np
 
 from quiztui.core.agreement import (
-    DawidSkeneResult,
     cohen_kappa,
     dawid_skene_binary,
     fleiss_kappa_labels,
 )
 from quiztui.core.assertions import decompose
 from quiztui.core.bayes import JudgeAccuracy, panel_posterior
+from quiztui.core.panel_fit import StructuredFit, structured_fit
 from quiztui.core.quiz import Question, Quiz
 from quiztui.pipeline.events import RunFinished, RunSummary, VetEvent
 from quiztui.pipeline.lifecycle import Emit, RunLifecycle, RunTable
@@ -66,7 +71,7 @@ class PanelQuestion:
     suggested_option: int | None
     suggested_p: float | None
     verdicts: tuple[tuple[bool | None, ...], ...]  # [judge][option]
-    p_true: tuple[float, ...]  # Dawid–Skene P(option true)
+    p_true: tuple[float, ...]  # the panel fit's P(option true)
     disagreement: bool  # some option got different verdicts from different judges
 
 
@@ -80,6 +85,16 @@ class PanelSummary:
     cohen: tuple[tuple[int, int, float], ...]  # (judge a, judge b, κ)
     fleiss: float
     questions: tuple[PanelQuestion, ...]
+    # The fit behind the judges' rates: "structured" (the correct option of each question is the
+    # latent variable, core/panel_fit.py) or "Dawid–Skene" (one independent bit per assertion).
+    model: str = "Dawid–Skene"
+    log_likelihood: float | None = None
+    key_right: float | None = None  # structured: estimated P(the key is the correct option)
+    problems: tuple[str, ...] = ()  # why the fit is not usable as a profile (empty: it is)
+
+    @property
+    def usable(self) -> bool:
+        return self.em_converged and not self.problems
 
     @property
     def disagreements(self) -> list[PanelQuestion]:
@@ -102,6 +117,7 @@ class PanelRun:
     prompt: PromptTemplate
     settings: VetSettings = VetSettings()
     prior: float = 0.95
+    model: str = "structured"  # or "dawid-skene": the per-assertion fit
 
     async def events(self) -> AsyncIterator[PanelEvent]:
         if len(self.providers) < 2:
@@ -113,7 +129,12 @@ class PanelRun:
             async for item in events:
                 yield item
         yield PanelFinished(
-            aggregate(self.quiz, [summaries[i] for i in range(len(self.providers))], self.prior)
+            aggregate(
+                self.quiz,
+                [summaries[i] for i in range(len(self.providers))],
+                self.prior,
+                model=self.model,
+            )
         )
 
     async def _members(
@@ -140,8 +161,15 @@ class PanelRun:
             emit(PanelMemberEvent(index, event))
 
 
-def aggregate(quiz: Quiz, runs: Sequence[RunSummary], prior: float = 0.95) -> PanelSummary:
-    """Dawid–Skene, κ and panel posteriors from the members' finished runs."""
+def aggregate(
+    quiz: Quiz, runs: Sequence[RunSummary], prior: float = 0.95, *, model: str = "structured"
+) -> PanelSummary:
+    """The judges' rates (the structured fit, or ``model="dawid-skene"``), κ and panel
+    posteriors from the members' finished runs. A structured fit that is not usable (not
+    converged, label switching, a judge with no information) is reported with its problems and
+    the posteriors fall back to the uncalibrated rates."""
+    if model not in ("structured", "dawid-skene"):
+        raise ValueError(f"unknown panel model {model!r}")
     uids = [a.uid for a in decompose(quiz)]
     index = {u: i for i, u in enumerate(uids)}
     labels = np.full((len(uids), len(runs)), np.nan)
@@ -151,12 +179,15 @@ def aggregate(quiz: Quiz, runs: Sequence[RunSummary], prior: float = 0.95) -> Pa
                 if v is not None:
                     labels[index[f"{qs.question_id}#{opt}"], j] = 1.0 if v else 0.0
     ds = dawid_skene_binary(labels)
+    fit = _structured(quiz, labels, index) if model == "structured" else None
+    tprs = ds.tpr if fit is None else fit.tpr
+    tnrs = ds.tnr if fit is None else fit.tnr
     estimates = tuple(
         JudgeEstimate(
             label=run.judge_label,
             run_id=run.run_id,
-            tpr=float(ds.tpr[j]),
-            tnr=float(ds.tnr[j]),
+            tpr=float(tprs[j]),
+            tnr=float(tnrs[j]),
             judged=int(np.sum(~np.isnan(labels[:, j]))),
             said_true=int(np.nansum(labels[:, j])),
         )
@@ -170,25 +201,63 @@ def aggregate(quiz: Quiz, runs: Sequence[RunSummary], prior: float = 0.95) -> Pa
         for a, b in itertools.combinations(range(len(runs)), 2)
     )
     fleiss = float(fleiss_kappa_labels([list(row) for row in zip(*as_lists, strict=True)]))
-    accuracies = [
-        JudgeAccuracy(e.tpr, e.tnr, calibrated=False, label="Dawid–Skene") for e in estimates
-    ]
+    name = "Dawid–Skene" if fit is None else "structured"
+    accuracies = [JudgeAccuracy(e.tpr, e.tnr, calibrated=False, label=name) for e in estimates]
+    if fit is not None and not fit.usable:
+        accuracies = [JudgeAccuracy() for _ in estimates]  # never a failed fit's rates
+    p_true = ds.posterior if fit is None else _structured_p_true(quiz, fit, len(uids), index)
     questions = tuple(
         _panel_question(
-            q, [index[f"{q.id}#{i}"] for i in range(q.n)], as_lists, accuracies, ds, prior
+            q, [index[f"{q.id}#{i}"] for i in range(q.n)], as_lists, accuracies, p_true, prior
         )
         for q in quiz.questions
     )
+    if fit is None:
+        return PanelSummary(
+            quiz_title=quiz.title,
+            judges=estimates,
+            prevalence=float(ds.prevalence),
+            em_iterations=int(ds.iterations),
+            em_converged=bool(ds.converged),
+            cohen=cohen,
+            fleiss=fleiss,
+            questions=questions,
+        )
     return PanelSummary(
         quiz_title=quiz.title,
         judges=estimates,
-        prevalence=float(ds.prevalence),
-        em_iterations=int(ds.iterations),
-        em_converged=bool(ds.converged),
+        prevalence=float(np.mean(p_true)),
+        em_iterations=fit.iterations,
+        em_converged=fit.converged,
         cohen=cohen,
         fleiss=fleiss,
         questions=questions,
+        model=name,
+        log_likelihood=fit.log_likelihood,
+        key_right=fit.key_right,
+        problems=fit.problems,
     )
+
+
+def _structured(quiz: Quiz, labels: np.ndarray, index: dict[str, int]) -> StructuredFit:
+    """The structured fit over questions × options × judges, from the per-assertion labels."""
+    width = max(q.n for q in quiz.questions)
+    cube = np.full((len(quiz.questions), width, labels.shape[1]), np.nan)
+    for qi, q in enumerate(quiz.questions):
+        for i in range(q.n):
+            cube[qi, i, :] = labels[index[f"{q.id}#{i}"]]
+    return structured_fit(cube, [q.key for q in quiz.questions], [q.n for q in quiz.questions])
+
+
+def _structured_p_true(
+    quiz: Quiz, fit: StructuredFit, assertions: int, index: dict[str, int]
+) -> np.ndarray:
+    """P(option true) per assertion: the fit's posterior that it is the question's right one."""
+    out = np.zeros(assertions)
+    for qi, q in enumerate(quiz.questions):
+        for i in range(q.n):
+            out[index[f"{q.id}#{i}"]] = fit.posterior[qi, i]
+    return out
 
 
 def _panel_question(
@@ -196,7 +265,7 @@ def _panel_question(
     rows: list[int],
     as_lists: list[list[bool | None]],
     accuracies: list[JudgeAccuracy],
-    ds: DawidSkeneResult,
+    p_true: np.ndarray,
     prior: float,
 ) -> PanelQuestion:
     """One question's panel posterior from every judge's verdicts on its options (``rows``)."""
@@ -212,7 +281,7 @@ def _panel_question(
         suggested_option=post.suggested,
         suggested_p=post.suggested_p,
         verdicts=tuple(tuple(v) for v in per_judge),
-        p_true=tuple(float(ds.posterior[r]) for r in rows),
+        p_true=tuple(float(p_true[r]) for r in rows),
         disagreement=disagreement,
     )
 
