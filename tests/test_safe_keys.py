@@ -182,6 +182,18 @@ def test_marker_keys_never_come_back_out_of_any_provider_or_report(
                 outputs, "report", run_id, "--db", str(db), "-o", str(home / f"r{run_id}.{fmt}")
             )
 
+    # The other commands that call a judge, refused the same way.
+    echo.status = 401
+    judge = ["--judge", "openai-compat", "--base-url", f"{echo.url}/v1", "--model", "judge-model"]
+    for command in (
+        ["grade", str(REPO / "sample_quizzes" / "answers_sample.csv"), "--format", "json"],
+        ["review", str(QUIZ), "--format", "md"],
+        ["robustness", str(QUIZ), "--format", "csv"],
+        ["calibrate"],
+    ):
+        out = quiztui(*command, *judge, "--db", str(db))
+        assert "Traceback" not in out.stderr, out.stderr
+
     assert set(MARKERS.values()) <= echo.keys_seen  # each key really went out
     masked = "".join(outputs) + "".join(
         p.read_text(errors="replace") for p in home.rglob("*") if p.is_file()
