@@ -8,6 +8,7 @@ keeps.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -165,3 +166,32 @@ async def test_a_vet_run_scores_with_the_estimate_and_a_rejudge_keeps_it(tmp_pat
         edited = quiz.questions[0].model_copy(update={"text": "Which of these is fact zero?"})
         _, again = await drain(runs.start_run(Quiz(title="one", questions=(edited,))))
         assert again.summary.prior == pytest.approx(summary.prior)
+
+
+def test_headless_vet_names_the_prior_it_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("QUIZTUI_SIMULATED_LINE_DELAY", "0")
+    quiz = planted_quiz(40, 0.3, seed=5)
+    rows = [
+        {"question": q.text, "responses": list(q.options), "correct": q.options[q.key]}
+        for q in quiz.questions
+    ]
+    answers = [{"question": q.text, "correct": q.options[quiz.truth[q.id]]} for q in quiz.questions]
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    (tmp_path / "facts.truth.json").write_text(json.dumps({"answers": answers}), encoding="utf-8")
+    common = [
+        "vet", str(path), "--no-tui", "--judge", "simulated", "--sim-latency", "0",
+        "--fail-on", "never", "--db", str(tmp_path / "runs.db"),
+    ]  # fmt: skip
+    assert main([*common, "--prior", "auto", "-o", str(tmp_path / "auto.json")]) == 0
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if ": prior auto " in x)
+    assert line.endswith("· 40 q") and "shrunk" not in line  # 40 questions: the data alone
+    report = json.loads((tmp_path / "auto.json").read_text(encoding="utf-8"))
+    assert f"auto {report['prior']:.2f} [" in line
+    assert report["prior"] < 0.9  # about 30 % of the keys are wrong
+    assert main([*common, "--prior", "0.9", "-o", str(tmp_path / "fixed.json")]) == 0
+    assert ": prior " not in capsys.readouterr().err
+    assert json.loads((tmp_path / "fixed.json").read_text(encoding="utf-8"))["prior"] == 0.9

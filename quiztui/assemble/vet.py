@@ -14,6 +14,7 @@ from quiztui.errors import QuiztuiError
 if TYPE_CHECKING:
     from quiztui.config import Config
     from quiztui.core.bank import Bank
+    from quiztui.core.prior import PriorEstimate
     from quiztui.core.quiz import Quiz
     from quiztui.pipeline.events import VetEvent
     from quiztui.pipeline.prompts import PromptTemplate
@@ -71,6 +72,8 @@ class VetRuns:
     settings: VetSettings
     accuracy: JudgeAccuracy
     start_run: StartRun
+    # prior = "auto": the last whole-quiz run's estimate (None: a fixed prior, or no run yet)
+    prior_estimate: Callable[[], PriorEstimate | None] = lambda: None
 
 
 def vet_runs(
@@ -122,7 +125,10 @@ def vet_runs(
         made[-1:] = [run]
         return run.events()
 
-    return VetRuns(provider, prompt, settings, accuracy, start_run)
+    def prior_estimate() -> PriorEstimate | None:
+        return made[-1].prior_estimate if made else None
+
+    return VetRuns(provider, prompt, settings, accuracy, start_run, prior_estimate)
 
 
 def teach_simulated_judge(provider: Provider, edited: Quiz, start: Quiz) -> None:

@@ -218,6 +218,8 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
             lint = pool.submit(lint_report, config, quiz)
             summary = asyncio.run(headless(runs.start_run, Progress(sys.stderr)))
             assert summary is not None
+            if (prior := runs.prior_estimate()) is not None:
+                print(f"quiztui: run {summary.run_id}: prior {prior.label}", file=sys.stderr)
             extras = ReportExtras(unjudged=quiz.unjudged, lint=lint.result())
         fmt = format_for(args.output, args.format)
         report = render_report(summary, fmt, extras, raw_csv=args.raw_csv)
