@@ -20,7 +20,7 @@ from quiztui.core.lint import (
     CODES,
     LintSettings,
     LintSettingsError,
-    candidate_pairs,
+    index_pairs,
     lint_quiz,
     near,
     near_duplicate_questions,
@@ -306,17 +306,41 @@ def test_near_duplicates_in_two_thousand_questions() -> None:
     assert flagged == {questions[max(p)].id for p in planted}
 
 
-def test_prefix_filter_finds_exactly_the_pairs_over_the_jaccard() -> None:
-    rng = random.Random(3)
-    vocabulary = [f"w{i}" for i in range(40)]
-    texts = [" ".join(rng.sample(vocabulary, rng.randint(2, 8))) for _ in range(300)]
-    for t in (0.3, 0.5, 0.8):
-        brute = set()
-        for i, j in itertools.combinations(range(len(texts)), 2):
-            a, b = set(texts[i].split()), set(texts[j].split())
-            if len(a & b) >= t * len(a | b) - 1e-9:
-                brute.add((i, j))
-        assert set(candidate_pairs(texts, t)) == brute
+def test_the_index_finds_what_all_pairs_find_on_a_templated_bank() -> None:
+    """L110 through the index equals ``near`` over every pair: typos, templates, exact repeats."""
+    rng = random.Random(5)
+    vocabulary = [
+        "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(5, 9)))
+        for _ in range(300)
+    ]
+    stems = []
+    for i in range(400):
+        if i % 5 == 0:  # a template: every word shared but the symbol
+            stems.append(f"Which element has the chemical symbol {vocabulary[i % 300][:2]}{i}?")
+        elif i % 7 == 0 and stems:  # an earlier stem with one letter dropped and "What"
+            source = stems[rng.randrange(len(stems))].replace("Which", "What", 1)
+            words = source.split()
+            k = max(range(len(words)), key=lambda w: len(words[w]))
+            words[k] = words[k][:2] + words[k][3:]
+            stems.append(" ".join(words))
+        elif i % 11 == 0 and stems:
+            stems.append(stems[rng.randrange(len(stems))])  # exactly repeated
+        else:
+            stems.append("Which " + " ".join(rng.sample(vocabulary, 6)) + "?")
+    questions = [mc(f"q{i + 1}", t, ["a1", "b2", "c3"], 0) for i, t in enumerate(stems)]
+    s = LintSettings()
+    brute = set()
+    for i, j in itertools.combinations(range(len(stems)), 2):
+        if near(stems[i], stems[j], s.question_similarity) is not None:
+            brute.add((i, j))
+    found = {(i, j) for i, j, _ in near_duplicate_questions(questions, s)}
+    assert len(brute) > 40
+    # Exact repeats pair with the first of their group; every other pair is found as is.
+    later = {j for _, j in brute}
+    assert {j for _, j in found} == later
+    assert found - brute == set()
+    words = [frozenset(t.lower().split()) for t in stems[:50]]
+    assert all(i < j for i, j in index_pairs(words))
 
 
 # --- configuration --------------------------------------------------------------------------

@@ -18,8 +18,8 @@ from collections import defaultdict
 
 from quiztui.core.lint_bank import (
     answered_elsewhere,
-    candidate_pairs,
     duplicate_findings,
+    index_pairs,
     key_position_bias,
     longest_key_bias,
     near_duplicate_questions,
@@ -94,8 +94,8 @@ __all__ = [
     "LintReport",
     "LintSettings",
     "LintSettingsError",
-    "candidate_pairs",
     "check_codes",
+    "index_pairs",
     "lint_quiz",
     "near",
     "near_duplicate_questions",

@@ -1,9 +1,16 @@
 """Lint rules across questions: near-duplicate stems, stems that answer other questions, and
 quiz-level statistics.
 
-Near-duplicate questions (L110) are found among the ``candidate_pairs`` a prefix-filtered
-content-word Jaccard lets through, then confirmed with ``near``; L111 flags a stem that gives
-another question's key away.
+Near-duplicate questions (L110) are found through an index, never all pairs
+(``near_duplicate_questions``): stems the same once compared are grouped by a hash; one stem of
+each group is indexed under its ``_INDEX_WORDS`` rarest content words and under its content
+words with one left out, and two stems are candidates when they share a key (a key shared by
+more than ``_MAX_POSTING`` stems is too common and blocks nothing). A near-duplicate shares its
+rare words, and a typo changes one word: stems differing in one misspelled word share the
+leave-one-out key, and with three rare words indexed most with two misspelled words share one.
+Pairs whose every shared key is too common are missed (``bench/lint_scale.py`` counts them). Candidates need the content-word Jaccard
+``prefilter_jaccard`` and are confirmed with ``near``. L111 flags a stem that gives another
+question's key away.
 
 The quiz-level statistics are tests against chance, each with at least ``min_questions``
 questions and flagged below ``alpha``:
@@ -42,13 +49,14 @@ from quiztui.core.lint_items import (
     contains,
     is_boolean,
     key_in_range,
-    near,
+    near_keys,
     normalise,
     show,
 )
 from quiztui.core.lint_model import LintFinding, LintSettings, item_finding, quiz_finding
 from quiztui.core.pvalues import binomial_pvalue, chi2_sf
 from quiztui.core.quiz import Question
+from quiztui.core.textnorm import comparable
 
 # Words that say nothing about a question's topic (L111).
 _STOPWORDS = FUNCTION_WORDS | frozenset(
@@ -66,53 +74,82 @@ def _content_words(text: str) -> frozenset[str]:
     return content or frozenset(words)
 
 
-def candidate_pairs(texts: Sequence[str], jaccard: float) -> list[tuple[int, int]]:
-    """Pairs (i < j) of normalised texts whose content-word sets have Jaccard >= ``jaccard``.
+_INDEX_WORDS = 3  # each stem is indexed under this many of its rarest content words
+_MAX_POSTING = 100  # a word indexing more stems than this is too common to block on
 
-    All-pairs with prefix filtering (Bayardo, Ma and Srikant, "Scaling up all pairs similarity
-    search", WWW 2007): texts are visited from the fewest words up, each word set ordered rarest
-    word first; two sets with Jaccard >= t share a word within the first |x| - ceil(t·|x|) + 1
-    words of the one visited later and the first |y| - ceil(2t/(1+t)·|y|) + 1 of the earlier one,
-    so only those prefixes are indexed, and a set smaller than t·|x| is skipped. Common words never
-    make candidates, which keeps a bank of thousands of stems far from N² comparisons. Exact for
-    this Jaccard; as a prefilter for ``near`` it is generous, since near-duplicates share nearly
-    all their content words.
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared) if shared else 0.0
+
+
+def index_pairs(word_sets: Sequence[frozenset[str]]) -> set[tuple[int, int]]:
+    """Pairs (i < j) of texts that may be near-duplicates (see the module docstring).
+
+    Two blocking keys: one of a text's ``_INDEX_WORDS`` rarest words, or its content words but
+    one (so two texts differing in one misspelled word share a key). Keys shared by more than
+    ``_MAX_POSTING`` texts block nothing.
     """
-    sets = [_content_words(t) for t in texts]
-    df = Counter(w for s in sets for w in s)
-    order = sorted((i for i in range(len(sets)) if sets[i]), key=lambda i: (len(sets[i]), i))
-    index_share = 2 * jaccard / (1 + jaccard)
-    index: dict[str, list[int]] = defaultdict(list)
-    out: list[tuple[int, int]] = []
-    for x in order:
-        words = sorted(sets[x], key=lambda w: (df[w], w))
-        size = len(words)
-        probe = size - math.ceil(jaccard * size - 1e-9) + 1
-        seen: set[int] = set()
-        for w in words[:probe]:
-            for y in index.get(w, ()):
-                if y not in seen and len(sets[y]) >= jaccard * size - 1e-9:
-                    seen.add(y)
-        for y in seen:
-            shared = len(sets[x] & sets[y])
-            if shared >= jaccard * (size + len(sets[y]) - shared) - 1e-9:
-                out.append((min(x, y), max(x, y)))
-        for w in words[: size - math.ceil(index_share * size - 1e-9) + 1]:
-            index[w].append(x)
-    return sorted(out)
+    import numpy as np
+
+    df = Counter(w for words in word_sets for w in words)
+    hashes: list[int] = []
+    owners: list[int] = []
+    for i, words in enumerate(word_sets):
+        ordered = sorted(words, key=lambda w: (df[w], w))
+        for w in ordered[:_INDEX_WORDS]:
+            if df[w] > 1:
+                hashes.append(hash(("w", w)))
+                owners.append(i)
+        if len(ordered) >= 2:
+            whole = tuple(sorted(ordered))
+            for k in range(len(whole)):
+                hashes.append(hash(whole[:k] + whole[k + 1 :]))
+                owners.append(i)
+    keys = np.array(hashes, dtype=np.int64)
+    who = np.array(owners, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    keys, who = keys[order], who[order]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    sizes = np.diff(np.r_[starts, len(keys)])
+    out: set[tuple[int, int]] = set()
+    for start, size in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist(), strict=True):
+        if size > _MAX_POSTING:
+            continue
+        members = sorted(set(who[start : start + size].tolist()))
+        for x, i in enumerate(members):
+            out.update((i, j) for j in members[x + 1 :])
+    return out
 
 
 def near_duplicate_questions(
     questions: Sequence[Any], s: LintSettings
 ) -> list[tuple[int, int, float]]:
-    """(i, j, ratio) for questions (i < j) whose stems are ``near`` at ``question_similarity``."""
-    norm = [normalise(q.text) for q in questions]
-    out = []
-    for i, j in candidate_pairs(norm, s.prefilter_jaccard):
-        ratio = near(questions[i].text, questions[j].text, s.question_similarity)
+    """(i, j, ratio) for questions (i < j) whose stems are ``near`` at ``question_similarity``.
+
+    Stems the same once compared pair with the first of their group (ratio 1.0); the first of
+    each group goes into the index (module docstring), whose candidates are confirmed.
+    """
+    keys = [comparable(q.text) for q in questions]
+    first: dict[str, int] = {}
+    out: list[tuple[int, int, float]] = []
+    for j, key in enumerate(keys):
+        if not key:
+            continue
+        i = first.setdefault(key, j)
+        if i != j:
+            out.append((i, j, 1.0))
+    reps = sorted(first.values())
+    word_sets = [_content_words(normalise(questions[i].text)) for i in reps]
+    for x, y in sorted(index_pairs(word_sets)):
+        if _jaccard(word_sets[x], word_sets[y]) < s.prefilter_jaccard - 1e-9:
+            continue
+        i, j = reps[x], reps[y]
+        a, b = questions[i].text, questions[j].text
+        ratio = near_keys(keys[i], keys[j], s.question_similarity, a, b)
         if ratio is not None:
             out.append((i, j, ratio))
-    return out
+    return sorted(out)
 
 
 def duplicate_findings(
@@ -153,42 +190,52 @@ def answered_elsewhere(
     finding is on A, naming B. Near-duplicate pairs (L110) are left out.
     """
     stems = [normalise(q.text) for q in questions]
+    stem_words = [frozenset(stem.split()) for stem in stems]
     postings: dict[str, set[int]] = defaultdict(set)
-    for b, stem in enumerate(stems):
-        for word in stem.split():
+    for b, words in enumerate(stem_words):
+        for word in words:
             postings[word].add(b)
     rare = max(3, int(0.02 * len(stems)))
     out = []
     for a, q in enumerate(questions):
         if is_boolean(q) or not key_in_range(q):
             continue
-        norm = [normalise(o) for o in q.options]
-        key = norm[q.key]
+        key = normalise(q.options[q.key])
         if len(key) < s.giveaway_min_chars or contains(stems[a], key):
             continue
         key_words = set(key.split())
-        candidates = set.intersection(*(postings.get(w, set()) for w in key_words)) - {a}
-        if not candidates:
+        lists = sorted((postings.get(w, set()) for w in key_words), key=len)
+        if not lists[0]:
             continue
         topic = {
             w
-            for w in stems[a].split()
+            for w in stem_words[a]
             if len(w) >= 4 and w not in _STOPWORDS and len(postings[w]) <= rare
         } - key_words
-        distractors = [o for i, o in enumerate(norm) if i != q.key and len(o) >= 2]
-        hits = []
+        need = max(s.cue_topic_words, 1, math.ceil(s.cue_topic_share * len(topic) - 1e-9))
+        if len(topic) < need:
+            continue
+        # B has the key's words and a topic word: start from whichever stems are fewer.
+        topic_lists = [postings[w] for w in topic]
+        if sum(map(len, topic_lists)) < len(lists[0]):
+            lists.insert(0, set().union(*topic_lists))
+        candidates = set.intersection(*lists) - {a}
+        norm: list[str] | None = None
+        hits: list[tuple[int, list[str]]] = []
         for b in sorted(candidates):
+            shared = topic & stem_words[b]
+            if len(shared) < need:
+                continue  # the cheap test first: most candidates share no topic word
             if (min(a, b), max(a, b)) in duplicates or not contains(stems[b], key):
                 continue
+            if norm is None:
+                norm = [normalise(o) for o in q.options]
+            distractors = [o for i, o in enumerate(norm) if i != q.key and len(o) >= 2]
             if any(contains(stems[b], o) for o in distractors):
                 continue
-            shared = sorted(topic & set(stems[b].split()))
-            if len(shared) >= max(s.cue_topic_words, 1) and len(shared) >= s.cue_topic_share * len(
-                topic
-            ):
-                hits.append((b, shared))
+            hits.append((b, sorted(shared)))
         if hits:
-            b, shared = hits[0]
+            b, cue = hits[0]
             also = [questions[k].id for k, _ in hits[1:4]]
             more = f" (also {', '.join(also)})" if also else ""
             out.append(
@@ -196,7 +243,7 @@ def answered_elsewhere(
                     "L111",
                     q,
                     f"{questions[b].id}'s stem contains the key {show(q.options[q.key])} with"
-                    f" this question's words {', '.join(shared[:4])}{more}",
+                    f" this question's words {', '.join(cue[:4])}{more}",
                 )
             )
     return out

@@ -21,6 +21,7 @@ import html
 import re
 import unicodedata
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from quiztui.core.lint_model import LintFinding, LintSettings, item_finding
@@ -47,6 +48,7 @@ _LEFTOVER_TAGS = frozenset(
 )
 _VOID_TAGS = frozenset(("br", "hr", "img"))
 _ABOUT_MARKUP = re.compile(r"\b(html|xml|markup|tags?|entity|entities)\b")
+_SENTENCE_TOKENS = 6  # a text with a formula in it and this many tokens is a sentence (near)
 _ROMAN = re.compile(r"^M{0,3}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # Grammar words: swapping or adding one does not make a different question (near-duplicates).
@@ -57,15 +59,22 @@ FUNCTION_WORDS = frozenset(
 )
 
 
+_APOSTROPHES = re.compile(r"['’ʼ]")
+_NON_ALNUM = re.compile(r"[\W_]+")
+
+
+@lru_cache(maxsize=1 << 17)
 def normalise(text: str) -> str:
     """The words of a text: tags dropped, entities decoded, NFKC, case-folded, every symbol dropped.
 
     For lengths and word patterns only; options and stems are compared with ``comparable``.
     """
-    text = html.unescape(_TAG.sub(" ", text))
+    if "<" in text:
+        text = _TAG.sub(" ", text)
+    if "&" in text:
+        text = html.unescape(text)
     text = unicodedata.normalize("NFKC", text).casefold().replace("&", " and ")
-    text = re.sub(r"['’ʼ]", "", text)
-    return " ".join("".join(ch if ch.isalnum() else " " for ch in text).split())
+    return " ".join(_NON_ALNUM.sub(" ", _APOSTROPHES.sub("", text)).split())
 
 
 def _romans(raw: str) -> tuple[str, ...]:
@@ -119,15 +128,23 @@ def near(raw_a: str, raw_b: str, threshold: float) -> float | None:
 
 def near_keys(a: str, b: str, threshold: float, raw_a: str, raw_b: str) -> float | None:
     """``near`` for two different, non-empty ``comparable`` keys of ``raw_a`` and ``raw_b``."""
-    if is_formula(raw_a) or is_formula(raw_b):
+    spacing_only = a.replace(" ", "") == b.replace(" ", "")
+    value = ratio(a, b) if spacing_only else similarity(a, b, threshold)
+    if value is None:  # the cheap test (C) first
         return None
     if skeleton(a) != skeleton(b) or _romans(raw_a) != _romans(raw_b):
         return None
-    if a.replace(" ", "") == b.replace(" ", ""):
-        return ratio(a, b)
-    value = similarity(a, b, threshold)
-    if value is None:
-        return None
+    if is_formula(raw_a) or is_formula(raw_b):
+        # A formula is never like another; a sentence with one in it ("... symbol Fe2?") may
+        # be, when its short tokens (variables, symbols) match case and all.
+        words_a, words_b = a.split(), b.split()
+        if min(len(words_a), len(words_b)) < _SENTENCE_TOKENS:
+            return None
+        if [w for w in words_a if len(w) <= 2] != [w for w in words_b if len(w) <= 2]:
+            return None
+        a, b = a.casefold(), b.casefold()
+    if spacing_only:
+        return value
     words_a, words_b = a.split(), b.split()
     ops = difflib.SequenceMatcher(None, words_a, words_b, autojunk=False).get_opcodes()
     for tag, i1, i2, j1, j2 in ops:
@@ -148,7 +165,9 @@ def near_keys(a: str, b: str, threshold: float, raw_a: str, raw_b: str) -> float
 
 
 def is_boolean(q: Question) -> bool:
-    return q.kind == "boolean" or sorted(normalise(o) for o in q.options) == ["false", "true"]
+    if q.kind == "boolean":
+        return True
+    return len(q.options) == 2 and sorted(normalise(o) for o in q.options) == ["false", "true"]
 
 
 def key_in_range(q: Question) -> bool:
@@ -302,10 +321,10 @@ def _option_findings(q: Question, s: LintSettings, key_ok: bool) -> list[LintFin
     keys = [comparable(o) for o in q.options]
     for i in range(len(q.options)):
         for j in range(i + 1, len(q.options)):
-            pair = f"{show(q.options[i])} / {show(q.options[j])}"
             has_key = key_ok and q.key in (i, j)
             key_note = f" (option {q.key + 1} is the key)" if has_key else ""
             if repeats[i] and repeats[i] == repeats[j]:
+                pair = f"{show(q.options[i])} / {show(q.options[j])}"
                 out.append(
                     item_finding(
                         "L116",
@@ -323,6 +342,7 @@ def _option_findings(q: Question, s: LintSettings, key_ok: bool) -> list[LintFin
                 value = near_keys(keys[i], keys[j], s.option_similarity, q.options[i], q.options[j])
             if value is None:
                 continue
+            pair = f"{show(q.options[i])} / {show(q.options[j])}"
             if value == 1.0 and has_key:
                 other = j if q.key == i else i
                 out.append(

@@ -45,7 +45,9 @@ _TOKEN = re.compile(r"\d+(?:\.\d+)*|[^\W\d_]+|\S")
 # Tags with a closing partner (<b>x</b>), void tags (<br>, <hr/>, <img …>), entities.
 _PAIRED_TAG = re.compile(r"<\s*([A-Za-z][A-Za-z0-9]*)\b[^<>]*>(.*?)<\s*/\s*\1\s*>", re.S)
 _VOID_TAG = re.compile(r"<\s*(?:br|hr|img|wbr)\b[^<>]*?/?\s*>", re.I)
-_MIXED = re.compile(r"(?=\w*[^\W\d_])(?=\w*\d)\w+")
+_MIXED = re.compile(r"[^\W\d_]\d|\d[^\W\d_]")  # a letter next to a digit: x2, CO2, T800
+_FORMULA_CHAR = re.compile("[" + re.escape("".join(sorted(LOGIC_MATHS | _OPERATORS))) + "]")
+_NUMBER_SLASH = re.compile(r"\d\s*/|/\s*\d")
 _LETTER_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
 _APOSTROPHE = re.compile(r"(?<=\w)'(?=\w)")
 # A one-letter function applied, primed or not: f(x), g'(t).
@@ -66,7 +68,7 @@ def strip_html(text: str) -> str:
     return html.unescape(text) if "&" in text else text
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=1 << 17)
 def _prepared(text: str) -> str:
     """HTML stripped, NFKC, dashes/quotes/superscripts unified (superscripts before NFKC)."""
     return unicodedata.normalize("NFKC", strip_html(text).translate(_TRANSLATE)).translate(
@@ -74,7 +76,7 @@ def _prepared(text: str) -> str:
     )
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=1 << 17)
 def is_formula(text: str) -> bool:
     """Whether case and every symbol of ``text`` are content (a maths, logic or code formula)."""
     prepared = _prepared(text)
@@ -82,15 +84,16 @@ def is_formula(text: str) -> bool:
 
 
 def _formula(prepared: str) -> bool:
-    for ch in prepared:
-        if ch in LOGIC_MATHS or ch in _OPERATORS:
-            return True
-    if "-" in _LETTER_HYPHEN.sub(" ", prepared) or re.search(r"\d\s*/|/\s*\d", prepared):
+    if _FORMULA_CHAR.search(prepared) or _MIXED.search(prepared):
         return True
-    return bool(_MIXED.search(prepared) or _FUNCTION.search(prepared))
+    if "-" in prepared and "-" in _LETTER_HYPHEN.sub(" ", prepared):
+        return True  # a minus, not a hyphen inside a word
+    if "/" in prepared and _NUMBER_SLASH.search(prepared):
+        return True
+    return "(" in prepared and _FUNCTION.search(prepared) is not None
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=1 << 17)
 def comparable(text: str, fold_case: bool = False) -> str:
     """The tokens of ``text`` as compared, space-separated (see the module docstring).
 
