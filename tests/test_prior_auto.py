@@ -14,15 +14,19 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from tui_helpers import settled, wait_until
 
 from quiztui.assemble.vet import vet_runs
 from quiztui.cli import main
+from quiztui.cli.vet import build_vet_app
 from quiztui.config import load_config
 from quiztui.core.bayes import JudgeAccuracy, question_posterior
 from quiztui.core.prior import estimate_prior, key_likelihoods
 from quiztui.core.quiz import Question, Quiz
+from quiztui.formats import load_quiz
 from quiztui.pipeline.events import QuestionScored, RunFinished, VetEvent
 from quiztui.store import Store
+from quiztui.tui.widgets.header import RunHeader
 
 ACC = JudgeAccuracy(tpr=0.9, tnr=0.9)
 
@@ -168,11 +172,8 @@ async def test_a_vet_run_scores_with_the_estimate_and_a_rejudge_keeps_it(tmp_pat
         assert again.summary.prior == pytest.approx(summary.prior)
 
 
-def test_headless_vet_names_the_prior_it_used(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("QUIZTUI_SIMULATED_LINE_DELAY", "0")
-    quiz = planted_quiz(40, 0.3, seed=5)
+def write_planted(tmp_path: Path, quiz: Quiz) -> Path:
+    """``quiz`` as a quiz file with a truth file beside it, the way sample quizzes come."""
     rows = [
         {"question": q.text, "responses": list(q.options), "correct": q.options[q.key]}
         for q in quiz.questions
@@ -181,6 +182,39 @@ def test_headless_vet_names_the_prior_it_used(
     path = tmp_path / "facts.json"
     path.write_text(json.dumps(rows), encoding="utf-8")
     (tmp_path / "facts.truth.json").write_text(json.dumps({"answers": answers}), encoding="utf-8")
+    return path
+
+
+async def test_the_tui_header_names_the_estimated_prior(tmp_path: Path) -> None:
+    path = write_planted(tmp_path, planted_quiz(40, 0.3, seed=5))
+    config = load_config()
+    config = config.model_copy(
+        update={
+            "judge": config.judge.model_copy(update={"provider": "simulated", "logprobs": "off"}),
+            "vet": config.vet.model_copy(update={"prior": "auto"}),
+            "simulated": config.simulated.model_copy(update={"latency": 0.0, "line_delay": 0.0}),
+        }
+    )
+    quiz = load_quiz(path)
+    with Store(tmp_path / "runs.db") as store:
+        runs = vet_runs(config, quiz, store, None)
+        app = build_vet_app(config, store, quiz, runs)
+        async with app.run_test(size=(200, 40)) as pilot:
+            await settled(pilot)
+            header = app.vet_screen.query_one(RunHeader)
+            await wait_until(
+                pilot, lambda: header.prior is not None, what="the prior in the header"
+            )
+            estimate = runs.prior_estimate()
+            assert estimate is not None and header.prior == estimate.label
+            assert f"prior: auto {estimate.value:.2f} [" in str(header.content)
+
+
+def test_headless_vet_names_the_prior_it_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("QUIZTUI_SIMULATED_LINE_DELAY", "0")
+    path = write_planted(tmp_path, planted_quiz(40, 0.3, seed=5))
     common = [
         "vet", str(path), "--no-tui", "--judge", "simulated", "--sim-latency", "0",
         "--fail-on", "never", "--db", str(tmp_path / "runs.db"),

@@ -162,6 +162,7 @@ def build_vet_app(config: Config, store: Store, quiz: Quiz, runs: VetRuns) -> An
         fragility=latest[1] if latest else {},
         bank=try_bank(Path(quiz.source_path) if quiz.source_path else None),
         start_rejudge=runs.start_run,
+        prior=lambda: None if (e := runs.prior_estimate()) is None else e.label,
         lint=lambda edited: lint_report(config, edited),
         calibrate=CalibrateService(
             calibrate.calibration_starter(config, store),

@@ -83,6 +83,8 @@ class AppServices:
     robustness: RobustnessService = field(default_factory=RobustnessService)
     review: ReviewService = field(default_factory=ReviewService)
     runs: RunsSource | None = None  # the run history (``h``)
+    # prior = "auto": the last run's estimated prior as the header names it (None: fixed prior)
+    prior: Callable[[], str | None] | None = None
 
 
 __all__ = [

@@ -110,6 +110,7 @@ class VetScreen(LiveRunScreen):
         self.judge_label = services.judge_label
         self.simulated = services.simulated
         self.calibration = services.calibration
+        self.prior_label = services.prior  # prior = "auto": the estimate, once a run has ended
         self.autorun = autorun
         self.clock = clock
         self.state = RunState(quiz, clock)
@@ -246,6 +247,8 @@ class VetScreen(LiveRunScreen):
 
     def run_succeeded(self) -> None:
         summary = self.state.summary
+        if self.prior_label is not None and (prior := self.prior_label()) is not None:
+            self.query_one(RunHeader).set_run(prior=prior)
         status = summary.status if summary is not None else FINISHED
         self.end_run(status if status in (FINISHED, CANCELLED, FAILED, STOPPED) else FINISHED)
         if summary is not None and summary.status == STOPPED:  # the budget was reached

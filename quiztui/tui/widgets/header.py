@@ -41,6 +41,7 @@ class RunHeader(Static):
         self.status = "idle"
         self.estimate: Estimate | None = None
         self.budget: float | None = None
+        self.prior: str | None = None  # prior = "auto": the estimate the run scored with
         super().__init__(self._text(), id=id)
 
     def set_run(
@@ -52,6 +53,7 @@ class RunHeader(Static):
         status: str | None = None,
         estimate: Estimate | None = None,
         budget: float | None = None,
+        prior: str | None = None,
     ) -> None:
         if judge_label is not None:
             self.judge_label = judge_label
@@ -61,6 +63,8 @@ class RunHeader(Static):
             self.calibration = calibration
         if status is not None:
             self.status = status
+        if prior is not None:
+            self.prior = prior
         if estimate is not None:  # a new run's estimate replaces the last one's, with its budget
             self.estimate, self.budget = estimate, budget
         self.update(self._text())
@@ -82,6 +86,9 @@ class RunHeader(Static):
             text.append(" ")
         text.append("calibration: ", style="dim")
         text.append(one_line(self.calibration), style="italic")
+        if self.prior is not None:
+            text.append("  prior: ", style="dim")
+            text.append(one_line(self.prior))
         text.append("  judge: ", style="dim")
         text.append(one_line(self.judge_label))
         return text
