@@ -188,6 +188,8 @@ def test_a_quiz_with_a_repeated_key_vets_against_the_fake_server(
         ("Which verb completes the example, e.g. he does not know?", False),
         ("Which `not` operator does Python use?", False),
         ("Which of these cities is not a capital?", True),
+        ("Lima is not on the coast. Quito is high. Which city is the capital of Peru?", False),
+        ("Lima is on the coast. Which of these cities is not in Peru?", True),
     ],
 )
 def test_negative_stem_ignores_contractions_and_example_text(stem: str, fires: bool) -> None:

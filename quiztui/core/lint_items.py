@@ -195,6 +195,7 @@ _EXAMPLES = re.compile(
     r"|[^.?!:]*_{2,}[^.?!]*",
     re.I,
 )
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"“(])")
 _EMPHASIS_TAG = re.compile(r"<\s*(b|strong|em|i|u)\s*>\s*$", re.I)
 _NOT_NEGATIVE = {  # (word, words before, words after) that qualify rather than negate
     ("least", ("at",), ()),
@@ -271,13 +272,19 @@ def _html_finding(item: Any, options: Sequence[str]) -> list[LintFinding]:
 def _negative_finding(q: Question) -> list[LintFinding]:
     """L106: a negative word in the stem, written neither upper case nor marked up.
 
-    Not counted: contractions ("don't"), words inside quotations, parentheses or example text
+    Not counted: words before the question sentence of a stem that ends in one (a passage's
+    "not" is not the question's), contractions ("don't"), words inside quotations, parentheses or
+    example text
     (code, after "e.g." / "for example", a sentence with a ___ blank), "at least", "not only",
     "not including", "or not", "true or false", and "false"/"incorrect"/"untrue" in a stem that is
     not a question (a statement may call a thing false).
     """
     text = _ASIDES.sub(lambda m: " " * len(m.group()), q.text)
     text = _EXAMPLES.sub(lambda m: " " * len(m.group()), text)
+    # In a passage followed by its question, only the question's sentence is the stem's.
+    sentences = _SENTENCE_END.split(text.rstrip())
+    if len(sentences) > 1 and "?" in sentences[-1]:
+        text = " " * (len(text) - len(sentences[-1].lstrip())) + sentences[-1].lstrip()
     lower = text.lower()
     question_like = "?" in text or bool(
         re.match(r"\s*(which|what|who|where|when|how|why)\b", lower)
