@@ -117,6 +117,27 @@ def test_panel_cli_with_simulated_members(
     assert "Dawid–Skene" in text and "TPR (DS)" in text
 
 
+def test_panel_prior_auto_takes_the_fits_share_of_right_keys(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    quiz = REPO / "sample_quizzes" / "planted_errors.json"
+    members = [
+        arg
+        for i, rates in enumerate(("tpr=0.9,tnr=0.9", "tpr=0.8,tnr=0.95", "tpr=0.95,tnr=0.8"))
+        for arg in ("--member", f"simulated:{rates},seed={i + 1}")
+    ]
+    assert main(["panel", str(quiz), *members, "--format", "json"]) == 0
+    fixed = json.loads(capsys.readouterr().out)
+    assert fixed["prior"] == 0.95
+    monkeypatch.setenv("QUIZTUI_VET_PRIOR", "auto")
+    assert main(["panel", str(quiz), *members, "--format", "json"]) == 0
+    auto = json.loads(capsys.readouterr().out)
+    assert auto["prior"] == pytest.approx(auto["key_right"]) and auto["prior"] < 0.8
+    # A lower prior can only lower the confidence in each key.
+    pairs = zip(fixed["questions"], auto["questions"], strict=True)
+    assert all(a["confidence"] <= f["confidence"] + 1e-12 for f, a in pairs)
+
+
 def test_panel_cli_says_a_degenerate_fit_is_not_usable(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

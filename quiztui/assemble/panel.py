@@ -59,7 +59,16 @@ async def panel_run(
     try:
         settings = replace(vet_settings(configs[0]), use_cache=False)
         prompt = prompt_for(prompt_for_mode(settings.mode))
-        yield PanelRun(quiz, providers, store, prompt, settings, prior=settings.prior, model=model)
+        yield PanelRun(
+            quiz,
+            providers,
+            store,
+            prompt,
+            settings,
+            prior=settings.prior,
+            model=model,
+            prior_auto=settings.prior_auto,
+        )
     finally:
         for p in providers:
             await p.aclose()

@@ -180,6 +180,7 @@ def panel_dict(summary: Any) -> dict[str, Any]:
         "log_likelihood": summary.log_likelihood,
         "key_right": summary.key_right,
         "usable": summary.usable,
+        "prior": summary.prior,
         "problems": list(summary.problems),
         "fleiss_kappa": summary.fleiss,
         "cohen_kappa": [{"a": a, "b": b, "kappa": k} for a, b, k in summary.cohen],

@@ -34,6 +34,7 @@ from quiztui.core.agreement import (
 from quiztui.core.assertions import decompose
 from quiztui.core.bayes import JudgeAccuracy, panel_posterior
 from quiztui.core.panel_fit import StructuredFit, structured_fit
+from quiztui.core.prior import HIGHEST, LOWEST
 from quiztui.core.quiz import Question, Quiz
 from quiztui.pipeline.events import RunFinished, RunSummary, VetEvent
 from quiztui.pipeline.lifecycle import Emit, RunLifecycle, RunTable
@@ -91,6 +92,7 @@ class PanelSummary:
     log_likelihood: float | None = None
     key_right: float | None = None  # structured: estimated P(the key is the correct option)
     problems: tuple[str, ...] = ()  # why the fit is not usable as a profile (empty: it is)
+    prior: float | None = None  # P(key right) the posteriors used
 
     @property
     def usable(self) -> bool:
@@ -118,6 +120,7 @@ class PanelRun:
     settings: VetSettings = VetSettings()
     prior: float = 0.95
     model: str = "structured"  # or "dawid-skene": the per-assertion fit
+    prior_auto: bool = False  # prior = "auto": a usable structured fit's P(key right) is the prior
 
     async def events(self) -> AsyncIterator[PanelEvent]:
         if len(self.providers) < 2:
@@ -134,6 +137,7 @@ class PanelRun:
                 [summaries[i] for i in range(len(self.providers))],
                 self.prior,
                 model=self.model,
+                prior_auto=self.prior_auto,
             )
         )
 
@@ -162,7 +166,12 @@ class PanelRun:
 
 
 def aggregate(
-    quiz: Quiz, runs: Sequence[RunSummary], prior: float = 0.95, *, model: str = "structured"
+    quiz: Quiz,
+    runs: Sequence[RunSummary],
+    prior: float = 0.95,
+    *,
+    model: str = "structured",
+    prior_auto: bool = False,
 ) -> PanelSummary:
     """The judges' rates (the structured fit, or ``model="dawid-skene"``), κ and panel
     posteriors from the members' finished runs. A structured fit that is not usable (not
@@ -205,6 +214,8 @@ def aggregate(
     accuracies = [JudgeAccuracy(e.tpr, e.tnr, calibrated=False, label=name) for e in estimates]
     if fit is not None and not fit.usable:
         accuracies = [JudgeAccuracy() for _ in estimates]  # never a failed fit's rates
+    elif fit is not None and prior_auto:  # the fit's own estimate of P(key right)
+        prior = min(max(fit.key_right, LOWEST), HIGHEST)
     p_true = ds.posterior if fit is None else _structured_p_true(quiz, fit, len(uids), index)
     questions = tuple(
         _panel_question(
@@ -222,6 +233,7 @@ def aggregate(
             cohen=cohen,
             fleiss=fleiss,
             questions=questions,
+            prior=prior,
         )
     return PanelSummary(
         quiz_title=quiz.title,
@@ -236,6 +248,7 @@ def aggregate(
         log_likelihood=fit.log_likelihood,
         key_right=fit.key_right,
         problems=fit.problems,
+        prior=prior,
     )
 
 
