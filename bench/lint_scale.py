@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import json
 import os
 import random
@@ -55,7 +56,7 @@ def generate(n: int, seed: int = 17) -> tuple[list[list[str]], set[tuple[int, in
     """CSV rows (question, correct, three distractors) and the planted near-duplicate pairs."""
     rng = random.Random(seed)
     words = vocabulary(rng, 40_000)
-    weights = [1.0 / (rank + 1) ** 1.05 for rank in range(len(words))]
+    cum = list(itertools.accumulate(1.0 / (rank + 1) ** 1.05 for rank in range(len(words))))
     rows: list[list[str]] = []
     planted: set[tuple[int, int]] = set()
     for i in range(n):
@@ -75,7 +76,7 @@ def generate(n: int, seed: int = 17) -> tuple[list[list[str]], set[tuple[int, in
             stem = f"Which element has the chemical symbol {symbol}?"
         else:
             opener = rng.choice(OPENERS)
-            fill = rng.choices(words, weights, k=opener.count("{}") + rng.randint(0, 3))
+            fill = rng.choices(words, cum_weights=cum, k=opener.count("{}") + rng.randint(0, 3))
             stem = opener.format(*fill[: opener.count("{}")])
             if len(fill) > opener.count("{}"):
                 stem = stem[:-1] + " near the " + " ".join(fill[opener.count("{}") :]) + "?"
@@ -84,7 +85,8 @@ def generate(n: int, seed: int = 17) -> tuple[list[list[str]], set[tuple[int, in
             options = [str(base + d) for d in rng.sample(range(-20, 21), 4)]
         else:
             options = [
-                " ".join(rng.choices(words, weights, k=rng.randint(1, 3))).title() for _ in range(4)
+                " ".join(rng.choices(words, cum_weights=cum, k=rng.randint(1, 3))).title()
+                for _ in range(4)
             ]
         if len(set(options)) < 4:
             options = [f"{o} {k}" for k, o in enumerate(options)]

@@ -63,7 +63,7 @@ _APOSTROPHES = re.compile(r"['’ʼ]")
 _NON_ALNUM = re.compile(r"[\W_]+")
 
 
-@lru_cache(maxsize=1 << 17)
+@lru_cache(maxsize=1 << 12)
 def normalise(text: str) -> str:
     """The words of a text: tags dropped, entities decoded, NFKC, case-folded, every symbol dropped.
 

@@ -68,7 +68,7 @@ def strip_html(text: str) -> str:
     return html.unescape(text) if "&" in text else text
 
 
-@lru_cache(maxsize=1 << 17)
+@lru_cache(maxsize=1 << 12)
 def _prepared(text: str) -> str:
     """HTML stripped, NFKC, dashes/quotes/superscripts unified (superscripts before NFKC)."""
     return unicodedata.normalize("NFKC", strip_html(text).translate(_TRANSLATE)).translate(
@@ -76,7 +76,7 @@ def _prepared(text: str) -> str:
     )
 
 
-@lru_cache(maxsize=1 << 17)
+@lru_cache(maxsize=1 << 12)
 def is_formula(text: str) -> bool:
     """Whether case and every symbol of ``text`` are content (a maths, logic or code formula)."""
     prepared = _prepared(text)
@@ -93,7 +93,7 @@ def _formula(prepared: str) -> bool:
     return "(" in prepared and _FUNCTION.search(prepared) is not None
 
 
-@lru_cache(maxsize=1 << 17)
+@lru_cache(maxsize=1 << 12)
 def comparable(text: str, fold_case: bool = False) -> str:
     """The tokens of ``text`` as compared, space-separated (see the module docstring).
 
