@@ -60,7 +60,9 @@ class QuizProblem:
             where.append(f"item {self.item}")
         loc = ":".join(where[:1]) + ("" if len(where) == 1 else ": " + ", ".join(where[1:]))
         fld = f" field '{self.field}':" if self.field else ""
-        return f"{loc}:{fld} {self.message}"
+        # One line, whatever the file holds: a field or value quoted from it may hold a newline.
+        text = f"{loc}:{fld} {self.message}"
+        return text.replace("\r", "\\r").replace("\n", "\\n")
 
     def __repr__(self) -> str:
         return f"QuizProblem({str(self)!r})"

@@ -89,3 +89,14 @@ def test_a_superscript_digit_answer_is_a_problem_not_a_traceback(tmp_path: Path)
         load_quiz(path)
     except QuiztuiError as exc:
         assert "\n" not in str(exc)
+
+
+def test_a_header_cell_with_a_newline_is_still_one_line_per_problem(tmp_path: Path) -> None:
+    # Found by tests/test_safe_fuzz.py: a quoted header cell holding a newline, named in a problem.
+    path = tmp_path / "header.csv"
+    path.write_text('question,correct,"a\nb","a\nb"\nQ?,x,y,z\n', encoding="utf-8")
+    with pytest.raises(QuiztuiError) as caught:
+        load_quiz(path)
+    lines = caught.value.all_lines() if hasattr(caught.value, "all_lines") else [str(caught.value)]
+    assert lines and all("\n" not in line for line in lines), lines
+    assert any("a\\nb" in line for line in lines), lines
