@@ -75,7 +75,7 @@ def _content_words(text: str) -> frozenset[str]:
 
 
 _INDEX_WORDS = 3  # each stem is indexed under this many of its rarest content words
-_MAX_POSTING = 100  # a word indexing more stems than this is too common to block on
+_MAX_POSTING = 32  # a word indexing more stems than this is too common to block on
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -389,8 +389,8 @@ def _key_findings(q: Question, s: LintSettings) -> list[LintFinding]:
     norm = [normalise(o) for o in q.options]
     key = norm[q.key]
     # Containment compares symbols and signs too ("-7" is not in "what is 3 + 7?").
-    compared = [comparable(o, fold_case=True) for o in q.options]
-    stem = comparable(q.text, fold_case=True)
+    compared = [comparable(o).casefold() for o in q.options]
+    stem = comparable(q.text).casefold()
     if len(key) >= s.giveaway_min_chars and contains(stem, compared[q.key]):
         others = [o for i, o in enumerate(compared) if i != q.key and len(o) >= 2]
         if not any(contains(stem, o) for o in others):

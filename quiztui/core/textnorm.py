@@ -94,17 +94,16 @@ def _formula(prepared: str) -> bool:
 
 
 @lru_cache(maxsize=1 << 12)
-def comparable(text: str, fold_case: bool = False) -> str:
+def comparable(text: str) -> str:
     """The tokens of ``text`` as compared, space-separated (see the module docstring).
 
-    ``fold_case`` folds case even in a formula (whole-word containment, where "CO2" in a stem
-    should find "co2").
+    Whole-word containment (the key in a stem) folds a formula's case too: ``.casefold()``.
     """
     prepared = _prepared(text)
     formula = _formula(prepared)
     if not formula:
         prepared = _LETTER_HYPHEN.sub(" ", _APOSTROPHE.sub("", prepared)).replace("&", " and ")
-    if not formula or fold_case:
+    if not formula:
         prepared = prepared.casefold()
     tokens = _TOKEN.findall(prepared)
     while tokens and tokens[-1] in (".", "?", "!", ";", ":", ","):
