@@ -6,7 +6,7 @@ QUIZ ?= sample_quizzes/planted_errors.json
 CONSTRAINTS := constraints.txt
 PIP := $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS)
 
-.PHONY: run test test-embed test-local check wheel-smoke bench clean
+.PHONY: run test test-embed test-local fuzz check wheel-smoke bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ test-embed: $(VENV)/.test-installed
 # tests/test_local_real.py through real processes. Not part of .ci/run.
 test-local: $(VENV)/.test-installed
 	.ci/test_local.sh
+
+# The property-based fuzzing suite at length: 10,000 examples per importer and property
+# (`make test` runs 40 of each).
+fuzz: $(VENV)/.test-installed
+	env -u NO_COLOR QUIZTUI_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q tests/test_safe_fuzz.py
 
 check: $(VENV)/.test-installed
 	$(BIN)/ruff check quiztui tests bench
