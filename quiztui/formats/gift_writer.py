@@ -132,7 +132,13 @@ def write_bank(bank: Bank, annotations: Mapping[int, Mapping[str, str]] | None =
         if item.category is not None and item.category != category:
             blocks.append(f"$CATEGORY: {item.category}")
             category = item.category
-        lines = [c for c in item.comments if c.startswith("//") and not _CONTROL.search(c)]
+        # A comment is written back whole unless it holds a line break or another control
+        # character (a tab inside a comment is the author's own spacing and reads back the same).
+        lines = [
+            c
+            for c in item.comments
+            if c.startswith("//") and not _CONTROL.search(c.replace("\t", " "))
+        ]
         if item.ident:
             lines.append(f"// [id:{_bracketed(item.ident)}]")
         if item.tags:

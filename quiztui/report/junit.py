@@ -28,6 +28,7 @@ import time
 import xml.etree.ElementTree as ET
 
 from quiztui.core.kscore import Badge
+from quiztui.core.terminal import terminal_safe
 from quiztui.pipeline.events import QuestionSummary, RunSummary
 from quiztui.report.extras import ReportExtras
 
@@ -48,7 +49,9 @@ def _letter(i: int) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(xml_text(text).split())
+    # Made visible before it is cut, so a name stays within NAME_CHARS after the report's own
+    # terminal-safe pass (which then finds nothing left to escape).
+    return " ".join(terminal_safe(xml_text(text)).split())
 
 
 def case_name(q: QuestionSummary) -> str:
