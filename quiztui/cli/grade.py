@@ -157,16 +157,7 @@ async def _grade(
             )
         elif isinstance(event, GradeFinished):
             summary = event.summary
-            progress.update(
-                summary.scored,
-                summary.unscored,
-                summary.total,
-                summary.requests,
-                summary.retries,
-                summary.tokens_in,
-                summary.tokens_out,
-                final=True,
-            )
+            progress.finished(summary)
     order = {item.id: i for i, item in enumerate(items)}
     rows.sort(key=lambda r: order[r[0].id])
     if args.format == "json":
@@ -246,16 +237,7 @@ async def _benchmark(
                 progress.update(done - unscored, unscored, total, 0, 0, 0, 0)
             elif isinstance(event, GradeFinished):
                 s = event.summary
-                progress.update(
-                    s.scored,
-                    s.unscored,
-                    s.total,
-                    s.requests,
-                    s.retries,
-                    s.tokens_in,
-                    s.tokens_out,
-                    final=True,
-                )
+                progress.finished(s)
             elif isinstance(event, BenchmarkScored):
                 result = event.result
     if args.format == "json":

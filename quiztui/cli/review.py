@@ -159,16 +159,7 @@ async def _headless(quiz: Quiz, start: StartReview, mode: str, args: argparse.Na
             progress.update(len(rows) - unscored, unscored, total, requests, retries, 0, 0)
         elif isinstance(event, ReviewFinished):
             summary = event.summary
-            progress.update(
-                summary.scored,
-                summary.unscored,
-                summary.total,
-                summary.requests,
-                summary.retries,
-                summary.tokens_in,
-                summary.tokens_out,
-                final=True,
-            )
+            progress.finished(summary)
     assert started is not None and summary is not None
     rows.sort(key=lambda r: r.position)
     if args.format == "json":

@@ -4,10 +4,35 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 if TYPE_CHECKING:
     from quiztui.pipeline.events import UsageUpdated
+
+
+class ScoredSummary(Protocol):
+    """What a grade or review summary has for the progress line (read-only)."""
+
+    @property
+    def scored(self) -> int: ...
+
+    @property
+    def unscored(self) -> int: ...
+
+    @property
+    def total(self) -> int: ...
+
+    @property
+    def requests(self) -> int: ...
+
+    @property
+    def retries(self) -> int: ...
+
+    @property
+    def tokens_in(self) -> int: ...
+
+    @property
+    def tokens_out(self) -> int: ...
 
 
 class Progress:
@@ -40,6 +65,19 @@ class Progress:
             event.tokens_in,
             event.tokens_out,
             final=final,
+        )
+
+    def finished(self, summary: ScoredSummary) -> None:
+        """The final line of a grade, benchmark or review run, from its summary."""
+        self.update(
+            summary.scored,
+            summary.unscored,
+            summary.total,
+            summary.requests,
+            summary.retries,
+            summary.tokens_in,
+            summary.tokens_out,
+            final=True,
         )
 
     def update(
