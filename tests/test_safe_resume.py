@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from conftest import REPO
+from test_resume_and_secrets import cli
 
 from quiztui.formats import load_quiz
 from quiztui.store import Store
@@ -28,23 +29,9 @@ QUIZ = REPO / "sample_quizzes" / "opentdb_sample.json"
 
 
 def vet(server: FakeOpenAI, db: Path, *extra: str) -> list[str]:
+    """The resume tests' vet command line, small batches at low concurrency."""
     return [
-        sys.executable,
-        "-m",
-        "quiztui",
-        "vet",
-        *extra,
-        "--no-tui",
-        "--judge",
-        "openai-compat",
-        "--base-url",
-        server.base_url,
-        "--model",
-        "fake-judge",
-        "--db",
-        str(db),
-        "--format",
-        "json",
+        *cli(server, db, *extra),
         "--concurrency",
         "2",
         "--batch-size",
