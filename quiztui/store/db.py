@@ -293,6 +293,25 @@ CREATE TABLE run_leases (
 )
 """
 
+# v9: the review desk's decisions (store/decisions.py): accept / fix / rewrite / drop with a note,
+# by the question's content hash, so a later run of the same quiz finds them.
+SCHEMA_V9_DECISIONS = """
+CREATE TABLE decisions (
+    id INTEGER PRIMARY KEY,
+    decided_at REAL NOT NULL,
+    run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+    quiz_hash TEXT NOT NULL,
+    question_id TEXT NOT NULL,
+    question_hash TEXT NOT NULL,
+    action TEXT NOT NULL,
+    key INTEGER NOT NULL,
+    option INTEGER,
+    note TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX decisions_question ON decisions(question_hash, id);
+CREATE INDEX decisions_run ON decisions(run_id)
+"""
+
 # Migration n brings the schema from version n to n + 1 (PRAGMA user_version).
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
@@ -303,6 +322,7 @@ MIGRATIONS: list[str] = [
     SCHEMA_V6_REVIEWS,
     SCHEMA_V7_PROVIDER_BATCHES,
     SCHEMA_V8_RUN_LEASES,
+    SCHEMA_V9_DECISIONS,
 ]
 
 

@@ -16,6 +16,7 @@ from quiztui.core.quiz import Quiz
 from quiztui.errors import StoreError
 from quiztui.store.cache import VerdictCache
 from quiztui.store.db import connect
+from quiztui.store.decisions import DecisionStore
 from quiztui.store.grades import GradeStore
 from quiztui.store.leases import LeaseStore
 from quiztui.store.profiles import ProfileStore
@@ -93,6 +94,7 @@ class Store:
         self.robustness = RobustnessStore(self.conn)
         self.provider_batches = ProviderBatchStore(self.conn)
         self.leases = LeaseStore(self.conn)
+        self.decisions = DecisionStore(self.conn)  # the review desk's (schema v9)
         try:  # runs whose process died show "interrupted" from now on (store/leases.py)
             self.leases.sweep()
         except sqlite3.Error:

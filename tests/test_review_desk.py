@@ -1,0 +1,145 @@
+"""The review desk's domain and store: decisions, carry-over by content hash, schema v9."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from quiztui.core.decisions import (
+    ACCEPT,
+    DROP,
+    FIX,
+    REWRITE,
+    carried,
+    carry_over,
+    gold_labels,
+    make_decision,
+    matches_review_filter,
+    pending_fixes,
+    question_hash,
+)
+from quiztui.core.quiz import Question, Quiz
+from quiztui.errors import QuiztuiError
+from quiztui.store import Store
+from quiztui.store.db import MIGRATIONS
+
+
+def quiz_of(*questions: Question) -> Quiz:
+    return Quiz(title="Desk", questions=questions)
+
+
+CAPITAL = Question(id="q1", text="Capital of Australia?", options=("Sydney", "Canberra"), key=0)
+SODIUM = Question(id="q2", text="Symbol for sodium?", options=("So", "Na", "S"), key=1)
+HEXAGON = Question(id="q3", text="Sides of a hexagon?", options=("5", "6", "7"), key=1)
+OCEAN = Question(id="q4", text="Largest ocean?", options=("Atlantic", "Pacific"), key=1)
+
+
+def test_a_decision_is_checked_against_its_question() -> None:
+    fix = make_decision(CAPITAL, FIX, option=1, note="  Canberra since 1913  ")
+    assert (fix.truth, fix.label, fix.note, fix.key) == (1, "fix→B", "Canberra since 1913", 0)
+    assert make_decision(SODIUM, ACCEPT).truth == 1
+    assert make_decision(HEXAGON, REWRITE).truth is None
+    assert make_decision(OCEAN, DROP).truth is None
+    with pytest.raises(QuiztuiError, match="already the key"):
+        make_decision(CAPITAL, FIX, option=0)
+    with pytest.raises(QuiztuiError, match="one of its 2 options"):
+        make_decision(CAPITAL, FIX, option=2)
+    with pytest.raises(QuiztuiError, match="only a fix"):
+        make_decision(CAPITAL, ACCEPT, option=1)
+    with pytest.raises(QuiztuiError, match="unknown review decision"):
+        make_decision(CAPITAL, "maybe")
+
+
+def test_the_content_hash_is_the_stem_and_options_not_the_key_or_id() -> None:
+    moved = CAPITAL.model_copy(update={"id": "q9", "key": 1})
+    assert question_hash(moved) == question_hash(CAPITAL)
+    reworded = CAPITAL.model_copy(update={"text": "Capital city of Australia?"})
+    assert question_hash(reworded) != question_hash(CAPITAL)
+    reordered = CAPITAL.model_copy(update={"options": ("Canberra", "Sydney")})
+    assert question_hash(reordered) != question_hash(CAPITAL)
+
+
+def test_carry_over_keeps_unchanged_and_fixed_questions_only() -> None:
+    fix = make_decision(CAPITAL, FIX, option=1)
+    accept = make_decision(SODIUM, ACCEPT)
+    latest = {d.question_hash: d for d in (fix, accept)}
+    # Same quiz, questions moved: found by hash, under their new ids.
+    moved = quiz_of(SODIUM.model_copy(update={"id": "q1"}), CAPITAL.model_copy(update={"id": "q2"}))
+    kept = carry_over(moved, latest)
+    assert {qid: d.action for qid, d in kept.items()} == {"q1": ACCEPT, "q2": FIX}
+    assert kept["q2"].question_id == "q2"
+    # The fix applied (key = chosen option): still carried, and no longer pending.
+    applied = CAPITAL.model_copy(update={"key": 1})
+    assert carried(fix, applied) is not None
+    assert pending_fixes(quiz_of(applied), {"q1": fix}) == []
+    assert pending_fixes(quiz_of(CAPITAL), {"q1": fix}) == [(CAPITAL, 1)]
+    # Edited since: another key than decided, or other wording: nothing carried.
+    rekeyed = SODIUM.model_copy(update={"key": 2})
+    assert carried(accept, rekeyed) is None
+    edited = SODIUM.model_copy(update={"options": ("So", "Na", "Sn")})
+    assert carry_over(quiz_of(edited), latest) == {}
+
+
+def test_gold_labels_and_filters() -> None:
+    decisions = {
+        "q1": make_decision(CAPITAL, FIX, option=1),
+        "q2": make_decision(SODIUM, ACCEPT),
+        "q3": make_decision(HEXAGON, REWRITE),
+        "q4": make_decision(OCEAN, DROP),
+    }
+    gold, truth = gold_labels((CAPITAL, SODIUM, HEXAGON, OCEAN), decisions)
+    assert [q.id for q in gold] == ["q1", "q2"]
+    assert truth == {"q1": 1, "q2": 1}
+    assert matches_review_filter("needs review", None)
+    assert not matches_review_filter("needs review", decisions["q1"])
+    assert matches_review_filter("decided", decisions["q3"])
+    assert not matches_review_filter("decided", None)
+    assert matches_review_filter("all", None)
+
+
+def test_store_keeps_the_newest_decision_per_question(tmp_path: Path) -> None:
+    with Store(tmp_path / "runs.db") as store:
+        first = store.decisions.record(make_decision(CAPITAL, ACCEPT, run_id=41), "quiz")
+        assert first.run_id is None  # no such run in this store: the link is dropped
+        assert first.decided_at > 0
+        store.decisions.record(make_decision(CAPITAL, FIX, option=1, note="n"), "quiz")
+        store.decisions.record(make_decision(SODIUM, DROP), "quiz")
+        latest = store.decisions.latest([question_hash(CAPITAL), question_hash(SODIUM), "x"])
+        assert {h: (d.action, d.option, d.note) for h, d in latest.items()} == {
+            question_hash(CAPITAL): (FIX, 1, "n"),
+            question_hash(SODIUM): (DROP, None, ""),
+        }
+        assert store.decisions.count() == 3
+
+
+def v8_store(path: Path) -> None:
+    """A run store as quiztui wrote it at schema v8, with one vet run in it."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    for script in MIGRATIONS[:8]:
+        for statement in script.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+    conn.execute("PRAGMA user_version = 8")
+    conn.execute(
+        "INSERT INTO runs (id, created_at, status, quiz_title, quiz_hash, provider, model,"
+        " base_url, judge_label, simulated, judge_key, prompt_hash, seed, batch_size, params_json)"
+        " VALUES (7, 1.0, 'finished', 'Old quiz', 'h', 'simulated', 'm', '', 'SIMULATED', 1,"
+        " 'k', 'p', 0, 20, '{}')"
+    )
+    conn.close()
+
+
+def test_a_v8_store_is_migrated_to_v9_and_keeps_its_runs(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    v8_store(db)
+    with Store(db) as store:
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == 9 == len(MIGRATIONS)
+        assert store.get_run(7).quiz_title == "Old quiz"
+        assert store.decisions.count() == 0
+        stored = store.decisions.record(make_decision(SODIUM, ACCEPT, run_id=7), "h")
+        assert stored.run_id == 7
+        assert [d.action for d in store.decisions.for_run(7)] == [ACCEPT]
+    with Store(db) as again:  # opening it again applies nothing twice
+        assert again.decisions.count() == 1
