@@ -211,11 +211,10 @@ def why_not_judged(item: Item) -> str | None:
     right = _right_choices(item)
     if len(right) != 1:
         return "multi-answer" if right else "no key"
-    texts = [c.text.plain().casefold() for c in item.choices]
-    if any(not t.strip() for t in texts):
+    # A repeated option is judged like any other (each choice is its own assertion, the key is
+    # the marked choice): lint reports the repeat as L116, as for every other format.
+    if any(not c.text.plain().strip() for c in item.choices):
         return "an empty option"
-    if len(set(texts)) != len(texts):
-        return "duplicate options"
     return None
 
 
