@@ -94,3 +94,39 @@ async def _run_events(
     finally:
         if provider is not None:
             await provider.aclose()
+
+
+async def kfold_events(
+    config: Config,
+    store: Store,
+    marked: Any,
+    graders: list[str],
+    *,
+    folds: int,
+    seed: int,
+) -> AsyncIterator[Any]:
+    """``--benchmark FILE --fit kfold``: the graders fitted on the user's marks, judged on held-out
+    folds; the calibration is saved under the data dir's ``calibrations/``."""
+    from quiztui.core.grading import LLM_GRADERS
+    from quiztui.locations import data_dir
+    from quiztui.pipeline.grade_fit import KFoldRun
+
+    llm = next((g for g in graders if g in LLM_GRADERS), None)
+    provider = provider_for(config, llm) if llm is not None else None
+    try:
+        run = KFoldRun(
+            marked,
+            graders,
+            settings(config, graders[0]),
+            provider=provider,
+            store=store,
+            prompt_dir=prompt_dir(),
+            folds=folds,
+            seed=seed,
+            save_dir=data_dir() / "calibrations",
+        )
+        async for event in run.events():
+            yield event
+    finally:
+        if provider is not None:
+            await provider.aclose()

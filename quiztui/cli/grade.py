@@ -7,6 +7,12 @@
   scores (calibration fitted on train, judged on test), beside the constant-mean baseline and the
   seed's published figures; ``--tui`` shows it as a screen with the confusion matrix and a
   scatter plot.
+- ``quiztui grade --benchmark FILE [--scale 0-5] [--columns question=q,answer=ans,score=mark]
+  [--fit kfold --folds K --seed N] [--also G2]``: the user's own marked answers; the graders'
+  calibrations are fitted on k − 1 folds and judged on the held-out one, beside the constant-mean
+  and lexical-overlap baselines on the same folds (:mod:`quiztui.pipeline.grade_fit`). The models
+  refitted on all the marks are saved under the data dir (``calibrations/<sha256 of the file>.json``)
+  and ``quiztui grade ANSWERS --calibration PATH`` applies them to unmarked answers.
 
 Exit codes: 0 done (unscored items are reported, not failures), 1 nothing was scored at all, 2 bad
 input or configuration (a judge endpoint that cannot be reached too).
@@ -52,8 +58,45 @@ def register(sub: Any, parents: Parents) -> None:
         help="answers: CSV/JSONL/JSON with question, reference, candidate[, human]",
     )
     g.add_argument("--grader", choices=GRADERS, help="default: [grade] grader (rubric10)")
-    g.add_argument("--benchmark", choices=tuple(DATASETS), help="score the grader against humans")
-    g.add_argument("--calibration", choices=CALIBRATIONS, help="benchmark: raw → 0-5 map")
+    g.add_argument(
+        "--benchmark",
+        metavar="NAME|FILE",
+        help=f"score the grader against human marks: {' or '.join(DATASETS)}, or a CSV/TSV/JSONL"
+        " file of your own marked answers (question, reference, answer, score)",
+    )
+    g.add_argument(
+        "--calibration",
+        metavar="KIND|FILE",
+        help=f"benchmark: the raw → 0-5 map ({' or '.join(CALIBRATIONS)}); grading a FILE: a"
+        " calibration saved by --benchmark FILE --fit kfold, applied to the raw scores",
+    )
+    g.add_argument(
+        "--fit",
+        choices=("split", "kfold"),
+        help="benchmark: split (a built-in's train/test; default there) or kfold (default for a"
+        " file)",
+    )
+    g.add_argument(
+        "--folds", action=Number, ge=2, le=100, default=5, help="kfold: number of folds (5)"
+    )
+    g.add_argument(
+        "--seed", action=Number, ge=0, le=INT64_MAX, default=0, help="kfold: fold seed (0)"
+    )
+    g.add_argument(
+        "--scale", default="0-5", help="benchmark FILE: the human scores' range LO-HI (0-5)"
+    )
+    g.add_argument(
+        "--columns",
+        help="benchmark FILE: column names, e.g. question=q,reference=ref,answer=ans,score=mark"
+        " (also id=, fold=: fixed folds)",
+    )
+    g.add_argument(
+        "--also",
+        action="append",
+        choices=GRADERS,
+        default=[],
+        help="kfold: a further grader to fit and combine (repeatable)",
+    )
     g.add_argument(
         "--limit",
         action=Number,
@@ -110,18 +153,36 @@ def cmd_grade(config: Config, args: argparse.Namespace) -> int:
 
     grader = args.grader or config.grade.grader
     if args.benchmark:
-        from quiztui.formats.benchmarks import load_benchmark
+        from quiztui.formats.benchmarks import DATASETS, load_benchmark
 
+        if args.benchmark not in DATASETS or args.fit == "kfold":
+            from quiztui.cli.grade_fit import cmd_kfold
+
+            return cmd_kfold(config, args, grader)
         bench = load_benchmark(args.benchmark, benchmark_dir(config, args), limit=args.limit)
         calibration = args.calibration or config.grade.calibration
+        if calibration not in CALIBRATIONS:
+            raise QuiztuiError(
+                f"--calibration {calibration!r}: a benchmark takes {' or '.join(CALIBRATIONS)}"
+            )
         if args.tui:
             return _tui(config, benchmark=(bench, grader, calibration))
         return asyncio.run(_benchmark(config, bench, grader, calibration, args))
+    calibrated = None
+    if args.calibration is not None:
+        from quiztui.pipeline.grade_fit import load_calibration
+
+        calibrated = load_calibration(Path(args.calibration).expanduser())
+        if args.grader is not None and args.grader != calibrated.grader:
+            raise QuiztuiError(
+                f"{args.calibration}: fitted for grader {calibrated.grader}, not {args.grader}"
+            )
+        grader = calibrated.grader
     items, source = _items(args, args.strict or config.formats.strict)
     if args.tui:
         return _tui(config, items=(items, source, grader))
     with Store(config.db_path()) as store:
-        return asyncio.run(_grade(config, store, items, source, grader, args))
+        return asyncio.run(_grade(config, store, items, source, grader, args, calibrated))
 
 
 async def _grade(
@@ -131,6 +192,7 @@ async def _grade(
     source: str | None,
     grader: str,
     args: argparse.Namespace,
+    calibrated: Any = None,
 ) -> int:
     from quiztui.pipeline.grade import GradeFinished, GradeStarted, ItemGraded
     from quiztui.report import grades as report
@@ -160,7 +222,11 @@ async def _grade(
             progress.finished(summary)
     order = {item.id: i for i, item in enumerate(items)}
     rows.sort(key=lambda r: order[r[0].id])
-    if args.format == "json":
+    if calibrated is not None:
+        from quiztui.cli.grade_fit import calibrated_report
+
+        text = calibrated_report(calibrated, rows, summary, label, args.format)
+    elif args.format == "json":
         text = report.grades_json(rows, summary, label)
     elif args.format == "csv":
         text = report.grades_csv(rows)

@@ -11,6 +11,11 @@ Columns / keys (case-insensitive; the first name found wins):
 - aliases (optional): ``aliases`` (JSON list, or ``|``-separated in CSV);
 - id (optional): ``id``.
 
+``columns`` (``quiztui grade --benchmark FILE --columns question=q,answer=ans,score=mark``) names
+the column (or key) of each field instead: ``question``, ``reference``, ``answer`` (the candidate
+answer; ``candidate`` too), ``score`` (``human`` too), ``id``, ``fold``; a named column that is not
+there is a problem of that field. ``extras`` receives the ``fold`` value of each item, by id.
+
 ``quiztui generate`` output (``question``/``answer``/``candidate``) reads as it is. Every problem
 names the file, the line (CSV, JSONL) or item (JSON array) and the field.
 """
@@ -34,8 +39,45 @@ CANDIDATE = ("candidate", "candidate_answer", "response", "generated_answer", "p
 HUMAN = ("human", "human_score", "score", "gold")
 
 
+# --columns field names → the answer-file field they stand for.
+COLUMN_FIELDS = {
+    "question": "question",
+    "reference": "reference",
+    "answer": "candidate",
+    "candidate": "candidate",
+    "score": "human",
+    "human": "human",
+    "id": "id",
+    "fold": "fold",
+}
+
+
+def parse_columns(spec: str) -> dict[str, str]:
+    """``question=q,answer=ans,score=mark`` → {"question": "q", "candidate": "ans", "human":
+    "mark"}; a ValueError names what is wrong."""
+    out: dict[str, str] = {}
+    for part in spec.split(","):
+        if not part.strip():
+            continue
+        name, sep, column = part.partition("=")
+        field = COLUMN_FIELDS.get(name.strip().casefold())
+        if not sep or not column.strip():
+            raise ValueError(f"{part.strip()!r} is not FIELD=COLUMN")
+        if field is None:
+            raise ValueError(f"unknown field {name.strip()!r} (known: {', '.join(COLUMN_FIELDS)})")
+        if field in out:
+            raise ValueError(f"field {name.strip()!r} is mapped twice")
+        out[field] = column.strip()
+    return out
+
+
 def load_answers(
-    path: str | Path, *, strict: bool = True, skipped: list[str] | None = None
+    path: str | Path,
+    *,
+    strict: bool = True,
+    skipped: list[str] | None = None,
+    columns: dict[str, str] | None = None,
+    extras: dict[str, str] | None = None,
 ) -> list[GradeItem]:
     """The answers to grade. With ``strict=False`` a row with a problem is left out and its
     one-line problem (the strict error's words) appended to ``skipped``; a problem of the whole
@@ -45,6 +87,8 @@ def load_answers(
     text = read_text(path, shown)
     suffix = path.suffix.lower()
     out = _Collector(shown, strict, skipped)
+    out.columns = {k: v.casefold() for k, v in (columns or {}).items()}
+    out.extras = extras if extras is not None else {}
     if suffix == ".csv" or suffix == ".tsv":
         return _from_csv(text, out, "\t" if suffix == ".tsv" else None)
     if suffix in (".jsonl", ".json", ".ndjson"):
@@ -66,6 +110,8 @@ class _Collector:
         self.items: list[GradeItem] = []
         self.strict = strict
         self.skipped = skipped if skipped is not None else []
+        self.columns: dict[str, str] = {}  # field → its column, casefolded (--columns)
+        self.extras: dict[str, str] = {}  # item id → its fold, when a fold column is mapped
 
     def problem(self, message: str, **where: Any) -> None:
         self.problems.append(QuizProblem(self.shown, message, **where))
@@ -74,24 +120,27 @@ class _Collector:
         """One record; ``where`` is {"line": n} or {"item": n}."""
         keys = {str(k).strip().casefold(): k for k in row}
 
-        def pick(names: tuple[str, ...]) -> tuple[str | None, Any]:
+        def pick(names: tuple[str, ...], field: str = "") -> tuple[str | None, Any]:
+            mapped = self.columns.get(field)
+            if mapped is not None:
+                return (mapped, row[keys[mapped]]) if mapped in keys else (None, None)
             for name in names:
                 if name in keys:
                     return name, row[keys[name]]
             return None, None
 
         before = len(self.problems)
-        _, question = pick(QUESTION)
-        ref_name, reference = pick(REFERENCE)
-        cand_name, candidate = pick(CANDIDATE)
-        human_name, human = pick(HUMAN)
+        _, question = pick(QUESTION, "question")
+        ref_name, reference = pick(REFERENCE, "reference")
+        cand_name, candidate = pick(CANDIDATE, "candidate")
+        human_name, human = pick(HUMAN, "human")
         aliases: list[str] = []
         if question is None:
             question = ""
         elif not isinstance(question, str):
             self.problem(f"must be a string (got {type_name(question)})", field="question", **where)
         if ref_name is None:
-            self.problem(f"missing (one of {', '.join(REFERENCE)})", field="reference", **where)
+            self.problem(self._missing("reference", REFERENCE), field="reference", **where)
         elif (
             isinstance(reference, list) and reference and all(isinstance(r, str) for r in reference)
         ):
@@ -100,7 +149,10 @@ class _Collector:
             self.problem("must be a non-empty string", field=ref_name, **where)
         if cand_name is None:
             self.problem(
-                f"missing (one of {', '.join(CANDIDATE)}; `quiztui generate --candidates` writes one)",
+                self._missing("candidate", CANDIDATE)
+                if "candidate" in self.columns
+                else f"missing (one of {', '.join(CANDIDATE)};"
+                " `quiztui generate --candidates` writes one)",
                 field="candidate",
                 **where,
             )
@@ -127,10 +179,18 @@ class _Collector:
                 )
         if len(self.problems) > before:
             return
-        ident = row.get(keys["id"]) if "id" in keys else None
+        id_column = self.columns.get("id", "id")
+        ident = row.get(keys[id_column]) if id_column in keys else None
+        item_id = str(ident) if ident not in (None, "") else f"g{number}"
+        if "fold" in self.columns:
+            fold = row.get(keys[self.columns["fold"]]) if self.columns["fold"] in keys else None
+            if fold in (None, "") or isinstance(fold, (dict, list)):
+                self.problem("missing (the mapped fold column)", field="fold", **where)
+                return
+            self.extras[item_id] = str(fold)
         self.items.append(
             GradeItem(
-                id=str(ident) if ident not in (None, "") else f"g{number}",
+                id=item_id,
                 question=str(question),
                 reference=str(reference),
                 candidate=str(candidate),
@@ -139,6 +199,11 @@ class _Collector:
                 source_line=where.get("line", where.get("item")),
             )
         )
+
+    def _missing(self, field: str, names: tuple[str, ...]) -> str:
+        if field in self.columns:
+            return f"missing (the mapped column {self.columns[field]!r})"
+        return f"missing (one of {', '.join(names)})"
 
     def result(self) -> list[GradeItem]:
         if self.problems:
@@ -179,6 +244,13 @@ def _from_csv(text: str, out: _Collector, delimiter: str | None) -> list[GradeIt
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim)
     try:
         header = [h.strip() for h in next(reader)]
+        known = {h.casefold() for h in header}
+        for field, column in out.columns.items():
+            if column not in known:
+                shown_field = {"candidate": "answer", "human": "score"}.get(field, field)
+                out.problem(f"column {column!r} is not in the header", line=1, field=shown_field)
+        if out.problems:
+            return out.result()
         line = reader.line_num
         for number, row in enumerate(reader, start=1):
             start = line + 1

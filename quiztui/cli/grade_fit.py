@@ -1,0 +1,196 @@
+"""``grade --benchmark FILE|NAME --fit kfold`` and ``grade FILE --calibration PATH`` (grade's
+options, as ``estimate.py`` is vet's): graders fitted on a user's own marks, judged on held-out
+folds, and the saved calibration applied to unmarked answers."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import hashlib
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from quiztui.config import Config
+from quiztui.errors import QuiztuiError
+from quiztui.report.writers import write_report
+
+
+def _marked(config: Config, args: argparse.Namespace) -> Any:
+    """The marked answers: the user's file, or a built-in benchmark's train and test pooled."""
+    from quiztui.formats.benchmarks import DATASETS, load_benchmark
+    from quiztui.formats.marked import MarkedFile, Scale, load_marked, parse_scale
+
+    if args.benchmark in DATASETS:
+        from quiztui.cli.grade import benchmark_dir
+
+        if args.columns or args.scale != "0-5":
+            raise QuiztuiError("--columns and --scale are for a benchmark FILE, not a built-in")
+        bench = load_benchmark(args.benchmark, benchmark_dir(config, args), limit=args.limit)
+        items = (*bench.train, *bench.test)
+        digest = hashlib.sha256(
+            "\n".join(f"{i.human}\t{i.reference}\t{i.candidate}" for i in items).encode()
+        ).hexdigest()
+        return MarkedFile(bench.name, items, Scale(), {}, digest)
+    if args.fit == "split":
+        raise QuiztuiError(
+            f"--benchmark {args.benchmark}: a file has no train/test split; use --fit kfold"
+        )
+    path = Path(args.benchmark)
+    if not path.exists() and not path.suffix:
+        raise QuiztuiError(
+            f"--benchmark {args.benchmark}: not a built-in ({', '.join(DATASETS)}) nor a file"
+        )
+    columns = None
+    if args.columns:
+        from quiztui.formats.answers import parse_columns
+
+        try:
+            columns = parse_columns(args.columns)
+        except ValueError as exc:
+            raise QuiztuiError(f"--columns: {exc}") from None
+    return load_marked(path, parse_scale(args.scale), columns)
+
+
+def cmd_kfold(config: Config, args: argparse.Namespace, grader: str) -> int:
+    from quiztui.store import Store
+
+    if args.tui:
+        raise QuiztuiError("grade --fit kfold: --tui is not available yet (the report prints)")
+    if args.format == "csv":
+        raise QuiztuiError("grade --fit kfold: --format csv is not available (text, md or json)")
+    marked = _marked(config, args)
+    graders = [grader, *(g for g in args.also if g != grader)]
+    with Store(config.db_path()) as store:
+        return asyncio.run(_kfold(config, store, marked, graders, args))
+
+
+async def _kfold(
+    config: Config, store: Any, marked: Any, graders: list[str], args: argparse.Namespace
+) -> int:
+    from quiztui.assemble.grade import kfold_events
+    from quiztui.pipeline.grade import GradeFinished, GradeStarted, ItemGraded
+    from quiztui.pipeline.grade_fit import KFoldScored
+    from quiztui.report import grade_fit as report
+    from quiztui.report.progress import Progress
+
+    n = len(marked.items)
+    labels: list[str] = []
+    scored = None
+    progress = Progress(sys.stderr, unit="answers", missed="unscored")
+    done = unscored = 0
+    async for event in kfold_events(
+        config, store, marked, graders, folds=int(args.folds), seed=int(args.seed)
+    ):
+        if isinstance(event, GradeStarted):
+            labels.append(event.judge_label)
+            done = unscored = 0
+            print(
+                f"benchmark {marked.name}: {n} marked answers · {event.grader} ·"
+                f" {event.judge_label}",
+                file=sys.stderr,
+            )
+        elif isinstance(event, ItemGraded):
+            done += 1
+            unscored += not event.outcome.scored
+            progress.update(done - unscored, unscored, n, 0, 0, 0, 0)
+        elif isinstance(event, GradeFinished):
+            progress.finished(event.summary)
+        elif isinstance(event, KFoldScored):
+            scored = event
+    assert scored is not None
+    judge = " + ".join(dict.fromkeys(labels))
+    saved = scored.calibration_path
+    if args.format == "json":
+        text = report.kfold_json(scored.result, scored.scale, judge, saved)
+    elif args.format == "md":
+        text = report.kfold_markdown(scored.result, scored.scale, judge, saved)
+    else:
+        text = report.kfold_text(scored.result, scored.scale, judge, saved)
+    write_report(text, args.output)
+    if saved is not None:
+        print(
+            f"calibration saved: {saved} (grade unmarked answers with: quiztui grade FILE"
+            f" --calibration {saved})",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def calibrated_report(
+    calibration: Any, rows: list[tuple[Any, Any]], summary: Any, label: str, fmt: str
+) -> str:
+    """The grade report with each answer's calibrated score on the calibration's scale."""
+    embedder = None
+    if calibration.similarity == "embedding":
+        from quiztui.embed import load_embedder
+
+        embedder = load_embedder()
+    values = calibration.apply([i for i, _ in rows], [o.raw for _, o in rows], embedder)
+    scale = calibration.scale
+    head = f"calibrated ({scale})"
+    if fmt == "json":
+        from quiztui.report.grades import grades_json
+
+        body = json.loads(grades_json(rows, summary, label))
+        body["calibration"] = {
+            "file": calibration.path,
+            "model": calibration.model.name,
+            "scale": [scale.lo, scale.hi],
+        }
+        for entry, value in zip(body["items"], values, strict=True):
+            entry["calibrated"] = value
+        return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "csv":
+        from quiztui.report.grades import grades_csv
+
+        table = list(csv.reader(io.StringIO(grades_csv(rows))))
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow([*table[0], "calibrated"])
+        for line, value in zip(table[1:], values, strict=True):
+            w.writerow([*line, "" if value is None else f"{value:.4g}"])
+        return out.getvalue()
+    from quiztui.report.grades import summary_lines
+    from quiztui.report.text import text_table
+
+    lines = [
+        {
+            "id": item.id,
+            "score": "—" if o.raw is None else f"{o.raw:.3g}",
+            head: "—" if v is None else f"{v:.2f}",
+            "candidate": _clip(item.candidate, 50),
+        }
+        for (item, o), v in zip(rows, values, strict=True)
+    ]
+    note = f"calibration {calibration.path}: {calibration.model.name}, scale {scale}"
+    if fmt == "md":
+        from quiztui.report.writers import md_cell
+
+        heads = list(lines[0])
+        return (
+            "\n".join(
+                [
+                    f"# Grade report ({md_cell(label)})",
+                    "",
+                    md_cell(note),
+                    "",
+                    "| " + " | ".join(md_cell(h) for h in heads) + " |",
+                    "|" + "---|" * len(heads),
+                    *("| " + " | ".join(md_cell(r[h]) for h in heads) + " |" for r in lines),
+                ]
+            )
+            + "\n"
+        )
+    out_text = note + "\n\n" + text_table(lines)
+    if summary is not None:
+        out_text += "\n" + "\n".join(summary_lines(summary)) + "\n"
+    return out_text
+
+
+def _clip(text: str, n: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= n else flat[: n - 1] + "…"
