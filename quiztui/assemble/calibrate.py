@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from quiztui.config import Config
-    from quiztui.pipeline.calibrate import CalibrationRequest, Price
+    from quiztui.pipeline.calibrate import CalibrationRequest, GoldSet, Price
     from quiztui.store import Store
 
 
@@ -21,12 +21,13 @@ def _price(config: Config, model: str) -> Price | None:
 
 
 async def calibration_events(
-    config: Config, store: Store, request: CalibrationRequest
+    config: Config, store: Store, request: CalibrationRequest, gold: GoldSet | None = None
 ) -> AsyncIterator[Any]:
     """One calibration (or a modes comparison): SetupStarted, the vet events, ProfileMeasured.
 
     Shared by ``quiztui calibrate`` and the TUI's Calibrate screen. Bad gold files raise
-    QuizFormatError before anything is sent.
+    QuizFormatError before anything is sent. ``gold`` given (a review's decided questions,
+    ``review_gold``) is used instead of the request's gold file.
     """
     from quiztui.assemble.common import probe_judge, prompt_for
     from quiztui.assemble.vet import vet_settings
@@ -40,7 +41,8 @@ async def calibration_events(
     from quiztui.pipeline.prompts import prompt_for_mode
     from quiztui.providers.factory import build_provider
 
-    gold = load_gold(request.gold_path or default_gold_path(), request.n, request.sample_seed)
+    if gold is None:
+        gold = load_gold(request.gold_path or default_gold_path(), request.n, request.sample_seed)
     setups = MODE_SETUPS if request.compare_modes else ((request.mode, request.batch_size),)
     provider = build_provider(config, gold.quiz, truth=gold.truth_by_text())
     try:
@@ -62,6 +64,26 @@ async def calibration_events(
                 yield event
     finally:
         await provider.aclose()
+
+
+def review_calibration(config: Config, store: Store, run_id: int) -> tuple[Config, GoldSet]:
+    """``calibrate --gold-from-review RUN``: the config with the judge that made run ``run_id``
+    (provider, model, base URL) and the run's decided questions as the gold set."""
+    from quiztui.assemble.review_desk import review_gold
+
+    record = store.get_run(run_id)
+    gold = review_gold(store, run_id)
+    judge = config.judge.model_copy(
+        update={"provider": record.provider, "model": record.model, "base_url": record.base_url}
+    )
+    return config.model_copy(update={"judge": judge}), gold
+
+
+def run_setup(store: Store, run_id: int) -> tuple[str, int]:
+    """(mode, batch size) of a stored vet run: the set-up its judge profile must match."""
+    record = store.get_run(run_id)
+    mode = (record.summary or {}).get("mode") or "assertion"
+    return str(mode), record.batch_size
 
 
 def calibration_starter(

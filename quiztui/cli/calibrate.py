@@ -60,6 +60,15 @@ def register(sub: Any, parents: Parents) -> None:
         action="store_true",
         help="compare five set-ups side by side: batch sizes 1, 10, 20, 50 and per-question mode",
     )
+    cal.add_argument(
+        "--gold-from-review",
+        action=Number,
+        ge=1,
+        le=INT64_MAX,
+        metavar="RUN",
+        help="gold set: the questions of vet run RUN decided in the review desk (accept: the key"
+        " is right; fix: the chosen option is), judged by the judge that made the run",
+    )
     cal.add_argument("--interval", choices=("wilson", "beta"), default="wilson")
     cal.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -131,14 +140,16 @@ def profile_dict(p: JudgeProfile) -> dict[str, Any]:
     }
 
 
-async def _calibrate(config: Config, store: Any, request: Any) -> list[JudgeProfile]:
+async def _calibrate(
+    config: Config, store: Any, request: Any, gold: Any = None
+) -> list[JudgeProfile]:
     from quiztui.pipeline.calibrate import ProfileMeasured, SetupStarted
     from quiztui.pipeline.events import UsageUpdated
     from quiztui.report.progress import Progress
 
     profiles: list[JudgeProfile] = []
     progress = Progress(sys.stderr)
-    async for event in calibration_events(config, store, request):
+    async for event in calibration_events(config, store, request, gold):
         if isinstance(event, SetupStarted):
             setup = (
                 "per-question mode"
@@ -162,6 +173,8 @@ def cmd_calibrate(config: Config, args: argparse.Namespace) -> int:
     from quiztui.pipeline.calibrate import CalibrationRequest
     from quiztui.store import Store
 
+    if args.gold_from_review is not None:
+        return _calibrate_from_review(config, args)
     request = CalibrationRequest(
         gold_path=args.gold,
         n=args.n if args.n is not None else (250 if args.gold is None else None),
@@ -173,14 +186,42 @@ def cmd_calibrate(config: Config, args: argparse.Namespace) -> int:
     )
     with Store(config.db_path()) as store:
         profiles = asyncio.run(_calibrate(config, store, request))
-    if args.format == "json":
+    _print_profiles(profiles, args.format)
+    return 0
+
+
+def _calibrate_from_review(config: Config, args: argparse.Namespace) -> int:
+    """``--gold-from-review RUN``: the run's judge, in the run's set-up, on its decided questions."""
+    from quiztui.assemble.calibrate import review_calibration, run_setup
+    from quiztui.errors import QuiztuiError
+    from quiztui.pipeline.calibrate import CalibrationRequest
+    from quiztui.store import Store
+
+    if args.gold is not None:
+        raise QuiztuiError("calibrate: give a gold file or --gold-from-review RUN, not both")
+    run_id = int(args.gold_from_review)
+    with Store(config.db_path()) as store:
+        config, gold = review_calibration(config, store, run_id)
+        mode, batch_size = run_setup(store, run_id)
+        request = CalibrationRequest(
+            mode=args.mode if args.modes else mode,
+            batch_size=batch_size,
+            compare_modes=args.modes,
+            interval_method=args.interval,
+        )
+        profiles = asyncio.run(_calibrate(config, store, request, gold))
+    _print_profiles(profiles, args.format)
+    return 0
+
+
+def _print_profiles(profiles: list[JudgeProfile], fmt: str) -> None:
+    if fmt == "json":
         print(json.dumps([profile_dict(p) for p in profiles], indent=2))
     else:
         print(f"gold set: {profiles[0].gold}")
         print(text_table([profile_row(p) for p in profiles]), end="")
         if len(profiles) > 1:
             print(cheapest_note(profiles))
-    return 0
 
 
 def cmd_profiles(config: Config, args: argparse.Namespace) -> int:

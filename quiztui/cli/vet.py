@@ -140,6 +140,7 @@ def build_vet_app(config: Config, store: Store, quiz: Quiz, runs: VetRuns) -> An
     """The vet TUI over ``quiz`` with every tool wired to the configured judge and store."""
     from quiztui.assemble import calibrate, grade, review, robustness
     from quiztui.assemble.common import lint_report
+    from quiztui.assemble.review_desk import StoreDecisionBook
     from quiztui.assemble.vet import try_bank
     from quiztui.pipeline.history import StoreHistory
     from quiztui.tui.app import QuiztuiApp
@@ -183,6 +184,7 @@ def build_vet_app(config: Config, store: Store, quiz: Quiz, runs: VetRuns) -> An
             low_score=config.review.low_score,
         ),
         runs=StoreHistory(config.db_path()),
+        decisions=StoreDecisionBook(store),
     )
     return QuiztuiApp(
         quiz, services, theme_name=config.ui.theme, flush_interval=config.ui.flush_interval

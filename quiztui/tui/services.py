@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from quiztui.pipeline.events import VetEvent
     from quiztui.pipeline.robustness import RobustnessSettings
     from quiztui.tui.screens.calibrate import StartCalibration
+    from quiztui.tui.screens.decide import DecisionBook
     from quiztui.tui.screens.grade import StartGrading
     from quiztui.tui.screens.review import StartReview
     from quiztui.tui.screens.robustness import StartRobustness
@@ -85,6 +86,8 @@ class AppServices:
     runs: RunsSource | None = None  # the run history (``h``)
     # prior = "auto": the last run's estimated prior as the header names it (None: fixed prior)
     prior: Callable[[], str | None] | None = None
+    # The review desk's decisions (accept / fix / rewrite / drop); None: nowhere to keep them.
+    decisions: DecisionBook | None = None
 
 
 __all__ = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from quiztui.core.decisions import Decision
 from quiztui.core.lint import LintFinding
 from quiztui.core.quiz import Question, Quiz
 from quiztui.pipeline.events import (
@@ -51,6 +52,7 @@ class QuestionRecord:
     score: QuestionScored | None = None
     fragile: tuple[bool, str] | None = None  # from the newest robustness run: (fragile, why)
     lint: tuple[LintFinding, ...] = ()  # offline lint findings about this question
+    decision: Decision | None = None  # the review desk's, carried over by content hash
 
 
 class RunState:

@@ -38,6 +38,7 @@ from quiztui.pipeline.events import (
     VetEvent,
 )
 from quiztui.tui.messages import RunStatusChanged
+from quiztui.tui.screens.decide import ReviewDesk
 from quiztui.tui.screens.detail import QuestionDetailScreen
 from quiztui.tui.screens.edit import Edit, EditQuestionScreen
 from quiztui.tui.screens.run_screen import LiveRunScreen, error_message
@@ -83,6 +84,13 @@ class VetScreen(LiveRunScreen):
         Binding("escape", "clear_filter", "Clear filter", id="view.clear_filter", show=False),
         Binding("e", "edit_question", "Edit question", id="edit.open", show=False),
         Binding("ctrl+s", "save_quiz", "Save edits", id="edit.write", show=False),
+        # The review desk (screens/decide.py): one key per decision, a filter, apply fixes.
+        Binding("y", "decide('accept')", "Accept the key", id="review.accept", show=False),
+        Binding("o", "decide('fix')", "Fix: choose the right option", id="review.fix", show=False),
+        Binding("t", "decide('rewrite')", "Needs a rewrite", id="review.rewrite", show=False),
+        Binding("d", "decide('drop')", "Drop the question", id="review.drop", show=False),
+        Binding("n", "cycle_review_filter", "Review filter", id="review.filter", show=False),
+        Binding("A", "apply_fixes", "Apply fixes to the file", id="review.apply", show=False),
     ]
 
     def __init__(
@@ -118,6 +126,8 @@ class VetScreen(LiveRunScreen):
         self.fragility: dict[str, tuple[bool, str]] = dict(services.fragility)
         self._apply_fragility()
         self._apply_lint()
+        self.desk = ReviewDesk(services.decisions, quiz)
+        self.desk.apply(self.state.questions.values())
         self.badge_filter = "all"
         self.text_filter = ""
         self._verdict_rows: dict[int, RowKey] = {}
@@ -188,6 +198,7 @@ class VetScreen(LiveRunScreen):
         self.state = RunState(self.quiz, self.clock)
         self._apply_fragility()
         self._apply_lint()
+        self.desk.apply(self.state.questions.values())
         self._verdict_rows.clear()
         self._seq_by_row.clear()
         self.verdicts_table.clear()
@@ -340,10 +351,12 @@ class VetScreen(LiveRunScreen):
 
     @property
     def _filtering(self) -> bool:
-        return self.badge_filter != "all" or bool(self.text_filter)
+        return self.badge_filter != "all" or bool(self.text_filter) or self.desk.filter != "all"
 
     def _matches(self, record: QuestionRecord) -> bool:
         if self.badge_filter != "all" and QuestionsTable.badge_of(record) != self.badge_filter:
+            return False
+        if not self.desk.matches(record):
             return False
         if self.text_filter:
             needle = self.text_filter.casefold()
@@ -356,7 +369,7 @@ class VetScreen(LiveRunScreen):
 
     def _visible_unjudged(self) -> list[Unjudged]:
         """Items kept from the file but not judged: listed under "all", after the questions."""
-        if self.badge_filter != "all":
+        if self.badge_filter != "all" or self.desk.filter != "all":
             return []
         needle = self.text_filter.casefold()
         return [u for u in self.quiz.unjudged if needle in u.text.casefold()]
@@ -415,6 +428,9 @@ class VetScreen(LiveRunScreen):
         label.append(f"  {shown}/{total} shown · filter: ")
         active = self.badge_filter != "all"
         label.append(self.badge_filter, style="bold reverse" if active else "bold")
+        if self.desk.filter != "all":
+            label.append(" · ")
+            label.append(self.desk.filter, style="bold reverse")
         if self.text_filter:
             label.append(" · text: ")
             label.append(repr(self.text_filter))
@@ -523,6 +539,39 @@ class VetScreen(LiveRunScreen):
         if record is not None:
             self.edit_record(record)
 
+    # -- review desk (screens/decide.py) --------------------------------------------------------
+
+    def cursor_record(self) -> QuestionRecord | None:
+        """The question under the cursor of the focused table (the questions table's else)."""
+        table = self.verdicts_table if self.verdicts_table.has_focus else self.questions_table
+        row_key = table.cursor_row_key
+        return self._record_for_row(table, row_key) if row_key is not None else None
+
+    def action_decide(self, action: str) -> None:
+        self.desk.open(self, action)
+
+    def action_cycle_review_filter(self) -> None:
+        self.desk.cycle_filter()
+        self._apply_filter()
+
+    def action_apply_fixes(self) -> None:
+        self.desk.apply_fixes(self)
+
+    @property
+    def rejudging(self) -> bool:
+        return self._rejudging is not None
+
+    def rekeyed(self, questions: dict[str, Question]) -> None:
+        """The keys ``apply fixes`` wrote: the questions wait for a run to be scored again."""
+        self.quiz = self.quiz.model_copy(
+            update={"questions": tuple(questions.get(q.id, q) for q in self.quiz.questions)}
+        )
+        self.state.quiz = self.quiz
+        for qid, question in questions.items():
+            self._forget_question(self.state.questions[qid], question)
+        self.desk.apply(self.state.questions.values())
+        self._relint()
+
     def _edited(self, qid: str, edit: Edit | None) -> None:
         if edit is None:
             return
@@ -539,6 +588,8 @@ class VetScreen(LiveRunScreen):
             blank = blank_number(qid)  # a blank of an embedded-answers (Cloze) item
             self.edits[index] = apply_edit(item, edit.text, edit.options, edit.key, blank=blank)
         self._forget_question(record, new)
+        self.desk.apply([record])  # an edited question keeps no decision
+        self.state.dirty_questions.add(qid)
         self._relint()  # the whole quiz: duplicates and position bias span questions
         if self.start_rejudge is None:
             self.notify("Edited; no judge to re-judge it with", timeout=5)

@@ -32,6 +32,8 @@ from quiztui.tui.widgets.cells import (
 )
 
 LINT_STYLES = {"error": "bold red", "warning": "yellow", "info": "dim"}
+# The review column: the words say it; the colours only help.
+REVIEW_STYLES = {"accept": "green", "fix": "bold yellow", "rewrite": "magenta", "drop": "red"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +118,7 @@ class QuestionsTable(NavTable):
         ColumnSpec("key", "key", 7, flex=1),
         ColumnSpec("k", "k", 3),
         ColumnSpec("badge", "badge", 12),
+        ColumnSpec("review", "review", 7),
         ColumnSpec("lint", "lint", 6),
         ColumnSpec("robust", "robust", 7),
         ColumnSpec("confidence", "conf", 4),
@@ -132,6 +135,14 @@ class QuestionsTable(NavTable):
         if record.fragile is None:
             return cell("")
         return cell("fragile", "bold yellow") if record.fragile[0] else cell("ok", "dim")
+
+    @staticmethod
+    def review_cell(record: QuestionRecord) -> Cell:
+        """The review desk's decision (screens/decide.py); blank while none is recorded."""
+        decision = record.decision
+        if decision is None:
+            return cell("")
+        return cell(decision.label, REVIEW_STYLES.get(decision.action, ""))
 
     @staticmethod
     def lint_cell(record: QuestionRecord) -> Cell:
@@ -151,6 +162,7 @@ class QuestionsTable(NavTable):
             return {
                 "k": cell(DASH, "dim"),
                 "badge": badge_cell(Badge.PENDING),
+                "review": cls.review_cell(record),
                 "lint": cls.lint_cell(record),
                 "robust": cls.robust_cell(record),
                 "confidence": cell(DASH, "dim"),
@@ -166,6 +178,7 @@ class QuestionsTable(NavTable):
         return {
             "k": cell(f"{score.k}/{score.n}"),
             "badge": badge_cell(score.badge),
+            "review": cls.review_cell(record),
             "lint": cls.lint_cell(record),
             "robust": cls.robust_cell(record),
             "confidence": cell(confidence_text(score.confidence)),
@@ -182,6 +195,7 @@ class QuestionsTable(NavTable):
             option_cell(q.key, q.options[q.key]) if 0 <= q.key < q.n else cell("?"),
             live["k"],
             live["badge"],
+            live["review"],
             live["lint"],
             live["robust"],
             live["confidence"],
@@ -202,6 +216,7 @@ class QuestionsTable(NavTable):
             cell("—", "dim"),
             blank,
             cell("not judged", "dim italic"),
+            blank,
             blank,
             blank,
             blank,
