@@ -1,6 +1,15 @@
-"""Issue 19, item 5 (the JSON part): a deeply nested JSON quiz ended in a ``RecursionError``
-traceback. Past the nesting limit it is now one line naming the file, the line and the limit, exit
-2 — for .json, .jsonl and Quizaic .txt alike — and brackets inside strings do not count."""
+"""Issue 19, item 5: parsers that cannot be blown up.
+
+JSON: a deeply nested JSON quiz ended in a ``RecursionError`` traceback. Past the nesting limit it
+is now one line naming the file, the line and the limit, exit 2 — for .json, .jsonl and Quizaic
+.txt alike — and brackets inside strings do not count.
+
+Moodle XML: parsed with defusedxml, so an entity declaration is refused by expat itself however the
+DOCTYPE is dressed up (the old pre-scan was slipped past with ``<?x ]?>``), and nesting past
+``MAX_DEPTH`` is refused at the first start tag past it (a 1,000,000-deep document took 12 s).
+
+GIFT: a question longer than ``MAX_QUESTION_CHARS`` (a 3 MB line did not finish in a minute) is
+refused with the limit in its message; in a non-strict load the rest of the bank still loads."""
 
 from __future__ import annotations
 
@@ -15,6 +24,9 @@ import pytest
 from quiztui.errors import QuiztuiError
 from quiztui.formats import load_quiz
 from quiztui.formats._depth import MAX_JSON_DEPTH, too_deep
+from quiztui.formats.bank_io import load_bank
+from quiztui.formats.gift import MAX_QUESTION_CHARS
+from quiztui.formats.moodle_xml import MAX_DEPTH
 
 
 def item(extra: str = '"easy"') -> str:
@@ -100,3 +112,107 @@ def test_a_header_cell_with_a_newline_is_still_one_line_per_problem(tmp_path: Pa
     lines = caught.value.all_lines() if hasattr(caught.value, "all_lines") else [str(caught.value)]
     assert lines and all("\n" not in line for line in lines), lines
     assert any("a\\nb" in line for line in lines), lines
+
+
+def lint_stderr(path: Path, *flags: str) -> tuple[int, str]:
+    out = subprocess.run(
+        [sys.executable, "-m", "quiztui", "lint", str(path), *flags],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=60,
+    )
+    return out.returncode, out.stderr
+
+
+ONE_QUESTION = (
+    '<question type="multichoice"><name><text>Capital</text></name>'
+    "<questiontext><text>What is the capital of France? &e;</text></questiontext>"
+    '<answer fraction="100"><text>Paris</text></answer>'
+    '<answer fraction="0"><text>Lyon</text></answer></question>'
+)
+
+
+@pytest.mark.parametrize(
+    "doctype",
+    [
+        '<!DOCTYPE quiz [<!ENTITY e "BOOM">]>',
+        # The trick that slipped past the old pre-scan: a processing instruction holding "]".
+        '<!DOCTYPE quiz [<?x ]?><!ENTITY e "BOOM">]>',
+        '<!DOCTYPE quiz [<!-- ] --><!ENTITY e "BOOM">]>',
+        # A parameter entity and an external one.
+        '<!DOCTYPE quiz [<!ENTITY % p "x"><!ENTITY e SYSTEM "file:///etc/passwd">]>',
+    ],
+    ids=["plain", "pi-trick", "comment-trick", "parameter-and-external"],
+)
+def test_no_xml_entity_is_ever_expanded(tmp_path: Path, doctype: str) -> None:
+    path = tmp_path / "bank.xml"
+    path.write_text(f'<?xml version="1.0"?>\n{doctype}\n<quiz>{ONE_QUESTION}</quiz>\n')
+    code, err = lint_stderr(path)
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"{path}: line 2 col " in err and "<!ENTITY" in err and "BOOM" not in err
+
+
+def test_an_external_dtd_is_never_fetched(tmp_path: Path) -> None:
+    path = tmp_path / "bank.xml"
+    path.write_text(
+        '<?xml version="1.0"?>\n<!DOCTYPE quiz SYSTEM "http://127.0.0.1:9/q.dtd">\n'
+        f"<quiz>{ONE_QUESTION}</quiz>\n"
+    )
+    code, err = lint_stderr(path)  # nothing listens on port 9: a fetch would hang or fail loudly
+    column = len("<quiz>") + ONE_QUESTION.index("&e;") + 1  # the undeclared entity, unexpanded
+    assert code == 2
+    assert (
+        err
+        == f"quiztui: error: {path}: line 3 col {column}: not well-formed XML: undefined entity\n"
+    )
+
+
+def test_a_million_deep_xml_is_refused_at_the_limit(tmp_path: Path) -> None:
+    path = tmp_path / "deep.xml"
+    path.write_text(
+        '<?xml version="1.0"?>\n<quiz>' + "<a>" * 1_000_000 + "</a>" * 1_000_000 + "</quiz>"
+    )
+    code, err = lint_stderr(path)
+    column = len("<quiz>") + MAX_DEPTH * len("<a>") + 1  # the start tag one past the limit
+    assert code == 2 and err == (
+        f"quiztui: error: {path}: line 2 col {column}: elements nested deeper than {MAX_DEPTH} "
+        "levels: not a Moodle question file\n"
+    )
+
+
+def test_xml_nesting_up_to_the_limit_still_parses(tmp_path: Path) -> None:
+    # HTML kept as elements inside a text (not escaped): deep, but within the limit.
+    inner = "<b>" * (MAX_DEPTH - 8) + "x" + "</b>" * (MAX_DEPTH - 8)
+    path = tmp_path / "nested.xml"
+    path.write_text(
+        '<quiz><question type="multichoice"><name><text>N</text></name>'
+        f"<questiontext><text>Which? </text><extra>{inner}</extra></questiontext>"
+        '<answer fraction="100"><text>A</text></answer><answer fraction="0"><text>B</text></answer>'
+        "</question></quiz>"
+    )
+    assert len(load_bank(path).items) == 1
+
+
+def test_a_three_megabyte_gift_line_is_refused_and_the_rest_of_the_bank_loads(
+    tmp_path: Path,
+) -> None:
+    long_line = "::Essay::" + "word " * 600_000 + "{=a ~b}"
+    path = tmp_path / "bank.gift"
+    path.write_text(
+        f"::Capital::What is the capital of France? {{=Paris ~Lyon}}\n\n{long_line}\n\n"
+        "::Sum::What is 2 + 2? {=4 ~5}\n",
+        encoding="utf-8",
+    )
+    refusal = (
+        f"{path}: line 3 col 1: field 'question': the question is {len(long_line):,} characters "
+        f"long; GIFT questions are read up to {MAX_QUESTION_CHARS:,} characters"
+    )
+    code, err = lint_stderr(path, "--strict")
+    assert code == 2 and err.endswith(f"quiztui: error: {refusal}\n")
+    code, err = lint_stderr(path)
+    assert code == 0 and f"quiztui: skipped {refusal} (item 'Essay')\n" in err
+    bank = load_bank(path, strict=False)
+    assert [item.title for item in bank.items] == ["Capital", "Sum"]
+    (skipped,) = bank.skipped
+    assert (skipped.title, skipped.line) == ("Essay", 3) and refusal in skipped.problem

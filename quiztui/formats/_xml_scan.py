@@ -2,8 +2,7 @@
 
 The Moodle XML reader parses with ElementTree, which keeps no source positions; ``scan`` finds
 every element's [start, end) range in the text so problems can name a line and column and
-unmodelled questions and extras can be kept as their exact source. ``entity_declaration``
-finds an ``<!ENTITY`` in the DOCTYPE, which the reader refuses before parsing.
+unmodelled questions and extras can be kept as their exact source.
 """
 
 from __future__ import annotations
@@ -84,25 +83,6 @@ def scan(text: str) -> list[Located] | None:
                     stack.append(element)
                 pos = start_match.end()
     return None if stack else elements
-
-
-def entity_declaration(text: str) -> int | None:
-    """Offset of an ``<!ENTITY`` declared in the document's DOCTYPE, if any."""
-    pos = 0
-    while True:
-        while pos < len(text) and (text[pos].isspace() or text[pos] == "\ufeff"):
-            pos += 1
-        if text.startswith("<?", pos):
-            close = text.find("?>", pos)
-            pos = len(text) if close < 0 else close + 2
-        elif text.startswith("<!--", pos):
-            close = text.find("-->", pos)
-            pos = len(text) if close < 0 else close + 3
-        elif text.startswith("<!DOCTYPE", pos):
-            found = text.find("<!ENTITY", pos, _skip_declaration(text, pos))
-            return None if found < 0 else found
-        else:
-            return None
 
 
 class Lines:

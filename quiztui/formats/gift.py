@@ -26,7 +26,8 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import NamedTuple
 
 from quiztui.core.bank import (
     ANNOTATION_PREFIX,
@@ -62,8 +63,13 @@ _TF = {"T": True, "TRUE": True, "F": False, "FALSE": False}
 _TITLE = re.compile(r"[ \t]*::((?:\\.|[^:\\]|:(?!:))*)::", re.DOTALL)
 
 
-@dataclass(frozen=True, slots=True)
-class _Ch:
+# The longest question read, in characters (about 15,000 words). The reader decodes a question
+# character by character; a hostile multi-megabyte line is refused at once instead of costing
+# seconds, and no real question comes near the limit.
+MAX_QUESTION_CHARS = 100_000
+
+
+class _Ch(NamedTuple):
     """One decoded character with its source range; ``escaped`` ones are never syntax."""
 
     c: str
@@ -147,6 +153,15 @@ class _Reader:
             else:
                 self.failed = False
                 before = len(self.problems)
+                size = lines[-1][1] - start
+                if size > MAX_QUESTION_CHARS:
+                    message = (
+                        f"the question is {size:,} characters long; GIFT questions are read up to "
+                        f"{MAX_QUESTION_CHARS:,} characters"
+                    )
+                    self.problem(message, start, "question")
+                    self._skip(lines[index], lines[-1], self.problems[before:])
+                    return []
                 item = self._question(self._chars(lines[index:]), comments)
                 if self.failed or item is None:
                     self._skip(lines[index], lines[-1], self.problems[before:])
@@ -175,6 +190,9 @@ class _Reader:
         for start, end, after in lines:
             if not text[start:end].lstrip(_SPACE).startswith("//"):
                 i = start
+                if text.find("\\", start, end) < 0:  # no escapes: one character per source char
+                    out += map(_Ch, text[start:end], range(start, end), range(start + 1, end + 1))
+                    i = end
                 while i < end:
                     c = text[i]
                     if c == "\\" and i + 1 < end and text[i + 1] in _ESCAPES:

@@ -24,8 +24,9 @@ text or an answer (``<file>`` images, calculated tolerances, ...) are kept the s
 path, ``questiontext/file`` or ``answer[2]/file``, and written back inside that element. Extras
 are ordered as the writer emits them, so a write and a read give the same item.
 
-Safety: expat (Python 3.11) refuses entity-expansion bombs, and any ``<!ENTITY`` declared in a
-DOCTYPE is refused with its own problem before parsing.
+Safety: the document is parsed with defusedxml's parser, so any entity declaration or external
+reference is refused by expat itself as it meets it (no pre-scan of the DOCTYPE to slip past), and
+nesting deeper than ``MAX_DEPTH`` is refused at the first start tag past it.
 
 This module holds the reader and the format's API. Element positions and line/column mapping
 come from ``_xml_scan``; the writer (``render_item``, ``write_bank``, ``unsupported``) lives in
@@ -40,10 +41,16 @@ from collections.abc import Iterator
 from dataclasses import replace
 from xml.parsers import expat
 
+from defusedxml.ElementTree import (
+    DefusedXMLParser,
+    EntitiesForbidden,
+    ExternalReferenceForbidden,
+)
+
 from quiztui.core.bank import Bank, Choice, Item, Skipped, Text
 from quiztui.errors import QuizFormatError, QuizProblem
 from quiztui.formats import cloze
-from quiztui.formats._xml_scan import Lines, Located, entity_declaration, scan
+from quiztui.formats._xml_scan import Lines, Located, scan
 from quiztui.formats.moodle_xml_writer import _AFTER_ANSWERS, _FORMAT_IN, MODELLED, _is_number
 
 # The writer, re-exported: the format registry calls it through this module.
@@ -76,18 +83,21 @@ def parse_bank(text: str, path: str, title: str, *, strict: bool = True) -> Bank
     document that is not well-formed XML still fails whole); the error is raised only when no
     question reads well."""
     lines = Lines(text)
-    entity = entity_declaration(text)
-    if entity is not None:
-        line, column = lines.at(entity)
-        message = (
-            "the DOCTYPE declares an XML entity (<!ENTITY ...>); Moodle XML never needs one and "
-            "entity declarations are refused (they can expand without bound)"
-        )
-        raise QuizFormatError(path, [QuizProblem(path, message, line=line, column=column)])
+    parser = _SafeParser()
     try:
-        parser = ET.XMLParser(encoding="utf-8")
         parser.feed(text.encode("utf-8", "surrogatepass"))
         root = parser.close()
+    except (EntitiesForbidden, ExternalReferenceForbidden, _TooDeep) as exc:
+        line, byte_column = parser.position()
+        column = lines.byte_column(line, byte_column)
+        if isinstance(
+            exc, EntitiesForbidden
+        ):  # expat stops at the declaration's end: name its start
+            start = lines.starts[line - 1] if line <= len(lines.starts) else 0
+            found = text.rfind("<!ENTITY", start, start + column)
+            column = column if found < 0 else found - start + 1
+        problem = QuizProblem(path, _refusal(exc), line=line, column=column)
+        raise QuizFormatError(path, [problem]) from None
     except ET.ParseError as exc:
         line, byte_column = exc.position
         message = f"not well-formed XML: {expat.ErrorString(exc.code)}"
@@ -107,6 +117,50 @@ def parse_bank(text: str, path: str, title: str, *, strict: bool = True) -> Bank
         source_path=path,
         source_text=text,
         skipped=tuple(reader.skipped),
+    )
+
+
+# A Moodle question nests about six elements deep (quiz/question/answer/feedback/text); HTML in a
+# text is character data. Far deeper nesting is not a question file, and refusing it early keeps a
+# hostile 1,000,000-deep document from costing more than its first few hundred start tags.
+MAX_DEPTH = 256
+
+
+class _TooDeep(Exception):
+    pass
+
+
+class _SafeParser(DefusedXMLParser):  # type: ignore[misc]
+    """defusedxml's parser (no entity declarations or external references, whatever the DOCTYPE
+    looks like: expat itself reports them) that also refuses nesting deeper than ``MAX_DEPTH``."""
+
+    def __init__(self) -> None:
+        super().__init__(target=ET.TreeBuilder(), encoding="utf-8", forbid_dtd=False)
+        self.depth = 0
+
+    def _start(self, tag: str, attr_list: list[str]) -> ET.Element:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _TooDeep
+        return super()._start(tag, attr_list)  # type: ignore[no-any-return]
+
+    def _end(self, tag: str) -> ET.Element:
+        self.depth -= 1
+        return super()._end(tag)  # type: ignore[no-any-return]
+
+    def position(self) -> tuple[int, int]:
+        """expat's line and byte column where the parse stopped."""
+        return self.parser.CurrentLineNumber, self.parser.CurrentColumnNumber
+
+
+def _refusal(exc: Exception) -> str:
+    if isinstance(exc, _TooDeep):
+        return f"elements nested deeper than {MAX_DEPTH} levels: not a Moodle question file"
+    if isinstance(exc, ExternalReferenceForbidden):
+        return "the document refers to an external entity; Moodle XML never needs one"
+    return (
+        "the DOCTYPE declares an XML entity (<!ENTITY ...>); Moodle XML never needs one and "
+        "entity declarations are refused (they can expand without bound)"
     )
 
 
