@@ -12,6 +12,7 @@ from quiztui.core.decisions import (
     DROP,
     FIX,
     REWRITE,
+    Decision,
     carried,
     carry_over,
     gold_labels,
@@ -143,3 +144,83 @@ def test_a_v8_store_is_migrated_to_v9_and_keeps_its_runs(tmp_path: Path) -> None
         assert [d.action for d in store.decisions.for_run(7)] == [ACCEPT]
     with Store(db) as again:  # opening it again applies nothing twice
         assert again.decisions.count() == 1
+
+
+# -- exports --------------------------------------------------------------------------------
+
+BANK = """\
+[
+  {"question": "Capital of Australia?", "responses": ["Sydney", "Canberra"], "correct": "Sydney"},
+  {"question": "Symbol for sodium?", "responses": ["So", "Na", "S"], "correct": "Na"},
+  {"question": "Sides of a hexagon?", "responses": ["5", "6", "7"], "correct": "6"}
+]
+"""
+
+
+def test_reports_carry_the_decisions_in_every_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import csv
+    import io
+    import json
+
+    from quiztui.cli import main
+    from quiztui.config import load_config
+    from quiztui.formats import load_quiz
+
+    quiz_path = tmp_path / "bank.json"
+    quiz_path.write_text(BANK, encoding="utf-8")
+    first = tmp_path / "first.json"
+    assert main(["vet", str(quiz_path), "--no-tui", "--format", "json", "-o", str(first)]) in (0, 1)
+    run_id = json.loads(first.read_text())["run_id"]
+    quiz = load_quiz(quiz_path)
+    capital, sodium, hexagon = quiz.questions
+    with Store(load_config().db_path()) as store:
+        for decision in (
+            make_decision(capital, FIX, option=1, note='=HYPERLINK("x") <b>Canberra</b>'),
+            make_decision(sodium, ACCEPT, note="ok | checked"),
+            make_decision(hexagon, DROP),
+        ):
+            store.decisions.record(replace_run(decision, run_id), quiz.content_hash())
+
+    def report(fmt: str) -> str:
+        capsys.readouterr()
+        assert main(["report", str(run_id), "--format", fmt]) == 0
+        return capsys.readouterr().out
+
+    data = json.loads(report("json"))
+    assert [(r["question_id"], r["decision"], r["option_text"]) for r in data["review"]] == [
+        ("q1", FIX, "Canberra"),
+        ("q2", ACCEPT, None),
+        ("q3", DROP, None),
+    ]
+    assert data["review"][0]["run_id"] == run_id
+    rows = list(csv.DictReader(io.StringIO(report("csv"), newline="")))
+    assert [(r["review"], r["review_option"]) for r in rows] == [
+        (FIX, "Canberra"),
+        (ACCEPT, ""),
+        (DROP, ""),
+    ]
+    assert rows[0]["review_note"].startswith("'=HYPERLINK")  # a spreadsheet shows it as text
+    md = report("md")
+    assert "## Review" in md
+    assert "| q1 | Capital of Australia? | fix | Canberra |" in md
+    assert "ok \\| checked" in md  # the pipe cannot split the table row
+    page = report("html")
+    assert '<section id="review">' in page
+    assert "&lt;b&gt;Canberra&lt;/b&gt;" in page and "<b>Canberra</b>" not in page
+    # The headless vet report of a later run of the same quiz carries them over.
+    second = tmp_path / "second.json"
+    assert main(["vet", str(quiz_path), "--no-tui", "--format", "json", "-o", str(second)]) in (
+        0,
+        1,
+    )
+    later = json.loads(second.read_text())
+    assert later["run_id"] != run_id
+    assert [r["decision"] for r in later["review"]] == [FIX, ACCEPT, DROP]
+
+
+def replace_run(decision: Decision, run_id: int) -> Decision:
+    from dataclasses import replace
+
+    return replace(decision, run_id=run_id)

@@ -72,6 +72,9 @@ def _extras(config: Config, record: Any) -> Any:
 
 
 def cmd_report(config: Config, args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from quiztui.assemble.review_desk import decisions_for, run_quiz
     from quiztui.pipeline.summary import summary_from_dict
     from quiztui.report.writers import format_for, render_report, write_report
     from quiztui.store import Store
@@ -81,6 +84,7 @@ def cmd_report(config: Config, args: argparse.Namespace) -> int:
         raise QuiztuiError(f"{db}: no run store here (run `quiztui vet` first, or pass --db)")
     with Store(db) as store:
         record = store.get_run(args.run_id)  # StoreError (exit 2) names an unknown id
+        decisions = decisions_for(store, run_quiz(store, args.run_id))  # the review desk's
     if record.summary is None:
         raise QuiztuiError(
             f"run {args.run_id} ({record.status}) has no summary to report: it never finished"
@@ -91,6 +95,7 @@ def cmd_report(config: Config, args: argparse.Namespace) -> int:
     except (KeyError, TypeError, ValueError) as exc:
         raise QuiztuiError(f"run {args.run_id}: its stored summary is unreadable: {exc}") from None
     fmt = format_for(args.output, args.format)
-    report = render_report(summary, fmt, _extras(config, record), raw_csv=args.raw_csv)
+    extras = replace(_extras(config, record), decisions=decisions)
+    report = render_report(summary, fmt, extras, raw_csv=args.raw_csv)
     write_report(report, args.output)
     return 0

@@ -193,6 +193,7 @@ def build_vet_app(config: Config, store: Store, quiz: Quiz, runs: VetRuns) -> An
 
 def cmd_vet(config: Config, args: argparse.Namespace) -> int:
     from quiztui.assemble.common import lint_report
+    from quiztui.assemble.review_desk import decisions_for
     from quiztui.assemble.vet import open_quiz, vet_runs
     from quiztui.report import render_report
     from quiztui.report.progress import Progress
@@ -223,7 +224,9 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
             assert summary is not None
             if (prior := runs.prior_estimate()) is not None:
                 print(f"quiztui: run {summary.run_id}: prior {prior.label}", file=sys.stderr)
-            extras = ReportExtras(unjudged=quiz.unjudged, lint=lint.result())
+            extras = ReportExtras(
+                unjudged=quiz.unjudged, lint=lint.result(), decisions=decisions_for(store, quiz)
+            )
         fmt = format_for(args.output, args.format)
         report = render_report(summary, fmt, extras, raw_csv=args.raw_csv)
         if args.output:

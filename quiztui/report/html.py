@@ -291,6 +291,25 @@ def _table(s: RunSummary, extras: ReportExtras) -> str:
     )
 
 
+def _review(s: RunSummary, extras: ReportExtras) -> str:
+    """The review desk's decisions (accept / fix / rewrite / drop, the note), in quiz order."""
+    rows = "".join(
+        f"<tr><td>{_e(q.question_id)}</td><td>{_e(q.text)}</td><td>{_e(action)}</td>"
+        f"<td>{_e(option)}</td><td>{_e(note)}</td></tr>"
+        for q in s.questions
+        for action, option, note in [extras.review_cells(q.question_id, q.options)]
+        if action
+    )
+    if not rows:
+        return ""
+    return (
+        '<section id="review"><h2>Review</h2><p class="note">What the reviewer decided: accept'
+        " (the key is right), fix (the right option), rewrite, drop.</p>"
+        '<table class="plain"><thead><tr><th>#</th><th>question</th><th>decision</th>'
+        f"<th>right option</th><th>note</th></tr></thead><tbody>{rows}</tbody></table></section>"
+    )
+
+
 def _not_judged(extras: ReportExtras) -> str:
     if not extras.unjudged:
         return ""
@@ -360,6 +379,7 @@ def to_html(summary: RunSummary, extras: ReportExtras) -> str:
         _summary(s, extras),
         _metrics(s),
         _table(s, extras),
+        _review(s, extras),
         _not_judged(extras),
         _lint(extras),
         f"<footer>quiztui {_e(__version__)} · questions, options, reasons and labels are shown"

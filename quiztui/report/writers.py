@@ -59,7 +59,31 @@ def to_json(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
     ]
     if extras.lint is not None:
         data["lint"] = extras.lint.to_dict()
+    if extras.decisions:
+        data["review"] = _review_list(summary, extras)
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _review_list(summary: RunSummary, extras: ReportExtras) -> list[dict[str, object]]:
+    """The review desk's decisions, in quiz order (``quiztui QUIZ``: y / o / t / d)."""
+    out: list[dict[str, object]] = []
+    for q in summary.questions:
+        decision = extras.decisions.get(q.question_id)
+        if decision is None:
+            continue
+        action, option, note = extras.review_cells(q.question_id, q.options)
+        out.append(
+            {
+                "question_id": q.question_id,
+                "decision": action,
+                "option": decision.option,
+                "option_text": option or None,
+                "note": note,
+                "run_id": decision.run_id,
+                "decided_at": decision.decided_at,
+            }
+        )
+    return out
 
 
 def to_csv(summary: RunSummary, extras: ReportExtras = NO_EXTRAS, *, raw: bool = False) -> str:
@@ -83,6 +107,9 @@ def to_csv(summary: RunSummary, extras: ReportExtras = NO_EXTRAS, *, raw: bool =
             "graded",
             "p_true",
             "lint",
+            "review",
+            "review_option",
+            "review_note",
         ]
     )
     for q in summary.questions:
@@ -104,6 +131,7 @@ def to_csv(summary: RunSummary, extras: ReportExtras = NO_EXTRAS, *, raw: bool =
                     _p(q.graded, 4),
                     _p_true_list(q, ";", "", 4),
                     extras.lint_codes(q.question_id),
+                    *extras.review_cells(q.question_id, q.options),
                 ],
                 raw=raw,
             )
@@ -118,6 +146,7 @@ def to_csv(summary: RunSummary, extras: ReportExtras = NO_EXTRAS, *, raw: bool =
             f"not judged ({u.type})",
             *[""] * 8,
             extras.lint_codes(u.id),
+            *[""] * 3,
         ]
         w.writerow(csv_row(row, raw=raw))
     return out.getvalue()
@@ -178,6 +207,16 @@ def to_markdown(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
         )
     if s.error:
         lines += ["", f"Run stopped: {md_cell(s.error)}"]
+    if extras.decisions:
+        lines += ["", "## Review", "", "| # | question | decision | right option | note |"]
+        lines.append("|---|---|---|---|---|")
+        for q in s.questions:
+            action, option, note = extras.review_cells(q.question_id, q.options)
+            if action:
+                lines.append(
+                    f"| {md_cell(q.question_id)} | {md_cell(q.text)} | {action}"
+                    f" | {md_cell(option)} | {md_cell(note)} |"
+                )
     if extras.unjudged:
         lines += ["", "## Not judged", "", "| # | line | type | item |", "|---|---|---|---|"]
         for u in extras.unjudged:
