@@ -318,7 +318,9 @@ def test_calibrate_then_vet_carries_the_profile_into_the_report(
         assert code in (0, 1)
         report = json.loads(capsys.readouterr().out)
         assert len(server.requests) > calibration_requests
-        assert report["calibration"].startswith(f"profile #{profile['id']}: TPR ")
+        assert report["calibration"].startswith(f"profile #{profile['id']} measured 20")
+        assert report["judge_rates"].startswith("TPR ")
+        assert report["judge_rates"].endswith(" · " + report["calibration"])
         assert report["tpr_ci"] == pytest.approx(profile["tpr_ci"])
         assert report["tnr_ci"] == pytest.approx(profile["tnr_ci"])
         for q in report["questions"]:
@@ -328,7 +330,7 @@ def test_calibrate_then_vet_carries_the_profile_into_the_report(
         main(["vet", str(quiz_path), "--no-tui", "--format", "md", *_judge_flags(server, db)])
         md = capsys.readouterr().out
         tpr_lo, tpr_hi = (f"{x:.2f}" for x in profile["tpr_ci"])
-        assert f"Judge profile: profile \\#{profile['id']}: TPR" in md
+        assert "Judge rates: TPR" in md and f"profile \\#{profile['id']} measured 20" in md
         assert f"\\[{tpr_lo}, {tpr_hi}\\]" in md  # Markdown-escaped brackets
         # Each question's confidence is shown with its interval.
         assert any(line.count("[") >= 1 and " \\| " not in line for line in md.splitlines())

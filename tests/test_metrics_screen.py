@@ -244,9 +244,11 @@ async def test_judge_rates_come_from_run_started_while_the_run_goes() -> None:
             if isinstance(event, RunStarted):
                 event = dataclasses.replace(
                     event,
-                    calibration="profile #3: TPR 0.85 [0.80, 0.89] · TNR 0.93 [0.90, 0.95]",
+                    calibration="profile #3 measured 2026-11-20",
                     tpr=0.85,
                     tnr=0.93,
+                    tpr_ci=(0.80, 0.89),
+                    tnr_ci=(0.90, 0.95),
                     mode="question",
                 )
             yield event
@@ -261,8 +263,10 @@ async def test_judge_rates_come_from_run_started_while_the_run_goes() -> None:
         await gate.reached.wait()
         screen = await open_metrics(pilot, wait_for_run=False)
         caption = static_text(screen, "#bayes-caption")
-        assert "TPR 0.85 · TNR 0.93" in caption
-        assert "calibrated, per-question mode, as this run scores" in caption
+        assert (
+            "TPR 0.85 [0.80, 0.89] · TNR 0.93 [0.90, 0.95] · profile #3 measured 2026-11-20"
+            " — as this run scores, per-question mode"
+        ) in caption
         judge = {float(r[0]): float(r[3]) for r in table_rows(screen, "#bayes-table")}
         assert judge[0.5] == pytest.approx(p_true_given_judged_true(0.85, 0.93, 0.5), abs=1e-6)
         gate.release.set()

@@ -120,7 +120,8 @@ async def test_a_stopped_run_says_so(tmp_path: Path) -> None:
         summary, status="cancelled", error="budget reached", not_run=5, cost=0.25
     )
     text = " ".join(walk(render_report(stopped, "html")).text)
-    assert "Run cancelled." in text and "budget reached." in text and "5 not run" in text
+    partial = "incomplete (cancelled) · not run: 5 · k/confidence partial"
+    assert f"Run {partial}." in text and "budget reached." in text
     assert "$0.2500" in text
 
 

@@ -22,6 +22,7 @@ from quiztui.cli._args import Parents, help_for
 from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
 from quiztui.core.compare import Comparison
+from quiztui.core.figures import is_partial, run_state_text
 from quiztui.core.terminal import RAW_CSV_HELP
 from quiztui.errors import QuiztuiError
 from quiztui.store.runs import RunListing
@@ -99,11 +100,16 @@ LIST_HEADER = (
 
 
 def listing_line(r: RunListing) -> str:
-    return (
+    """One run; a partial one ends with ``incomplete (cancelled) · not run: N · k/confidence
+    partial``, the wording of the TUI and the reports (core/figures.run_state_text)."""
+    line = (
         f"{r.id:>5}  {when(r.created_at):<16}  {r.kind:<9} {r.status:<13}"
         f" {_clip(r.quiz_title, 24):<24} {_clip(r.judge_label, 40):<40}"
         f" {r.questions:>9} {badge_triplet(r):>15} {r.unjudged:>8} {cost_text(r.cost):>9}"
     )
+    if is_partial(r.status, r.not_run):
+        line += "  " + run_state_text(r.status, r.not_run)
+    return line
 
 
 def _clip(text: str, width: int) -> str:

@@ -18,6 +18,7 @@ from statistics import NormalDist
 from typing import Literal
 
 from quiztui.core.bayes import JudgeAccuracy
+from quiztui.core.figures import profile_source
 
 IntervalMethod = Literal["wilson", "beta"]
 JudgeMode = Literal["assertion", "question"]
@@ -178,12 +179,12 @@ class JudgeProfile:
         inside the interval drawn from the same posteriors.
         """
         c = self.confusion
-        ident = f"profile #{self.id}" if self.id is not None else "profile"
         return JudgeAccuracy(
             tpr=(c.tp + 1) / (c.positives + 2),
             tnr=(c.tn + 1) / (c.negatives + 2),
             calibrated=True,
-            label=f"{ident}: {self.short()}",
+            # the source only: core/figures.judge_rates_text shows the rates beside it
+            label=profile_source(self.id, self.created_at),
             counts=(c.tp, c.fn, c.tn, c.fp),
             tpr_ci=self.tpr_ci,
             tnr_ci=self.tnr_ci,

@@ -29,6 +29,8 @@ class RunStarted:
     mode: str = "assertion"
     estimate: Estimate | None = None  # requests, tokens, cost and time of what is left to judge
     budget: float | None = None  # USD this run may spend (None: no limit)
+    tpr_ci: tuple[float, float] | None = None  # from the judge profile; None when uncalibrated
+    tnr_ci: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +147,8 @@ class RunSummary:
     cost: float | None = None
     not_run: int = 0  # of the unjudged: never sent because the run stopped (budget reached)
     tokens_estimated: bool = False  # some token counts are estimates (a server sent no usage)
+    # prior = "auto": the estimate's label (core/prior.PriorEstimate.label); None: a fixed prior
+    prior_label: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

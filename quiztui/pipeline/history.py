@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from quiztui.core.bayes import DEFAULT_PRIOR, JudgeAccuracy
 from quiztui.core.compare import Comparison, QuizMismatch, RunSide, compare_runs
@@ -60,6 +60,11 @@ def load_run(store: Store, run_id: int) -> LoadedRun:
     return LoadedRun(record, summary, note, seqs)
 
 
+def _pair(value: Any) -> tuple[float, float] | None:
+    """A stored interval (a JSON list), None when the run stored none (uncalibrated, or older)."""
+    return None if not value else (float(value[0]), float(value[1]))
+
+
 def rebuild_summary(store: Store, record: RunRecord) -> RunSummary:
     """A summary from the stored questions and verdicts of a run that stored none."""
     params = record.params
@@ -92,6 +97,8 @@ def rebuild_summary(store: Store, record: RunRecord) -> RunSummary:
         judge_label=record.judge_label,
         simulated=record.simulated,
         calibration=str(params.get("calibration", "uncalibrated")),
+        tpr_ci=_pair(params.get("tpr_ci")),
+        tnr_ci=_pair(params.get("tnr_ci")),
         seed=record.seed,
         batch_size=record.batch_size,
         tpr=accuracy.tpr,

@@ -199,6 +199,7 @@ class Judging:
         self.status = FINISHED  # how the run ends, once the workers are done (see end())
         self.error: str | None = None
         self.not_run = 0
+        self.prior_label: str | None = None  # prior = "auto": the estimate the end scored with
         self.final_scores: dict[str, QuestionScored] = {}
         self.last_failure: str | None = None  # the error of the last batch that failed
 
@@ -250,6 +251,8 @@ class Judging:
             mode=self.settings.mode,
             estimate=self.planner.estimate(pending, restored, self.batch_api),
             budget=run.budget,
+            tpr_ci=run.accuracy.tpr_ci,
+            tnr_ci=run.accuracy.tnr_ci,
         )
 
     def restored_events(self, restored: list[int]) -> Iterator[VetEvent]:
@@ -599,6 +602,7 @@ class Judging:
             cost=None if self.price is None else self.price.cost(tokens_in, tokens_out),
             not_run=self.not_run,
             tokens_estimated=self.counters.estimated > 0,
+            prior_label=self.prior_label,
         )
 
     def _question_summary(self, q: Question) -> QuestionSummary:

@@ -163,6 +163,8 @@ class VetRun:
                 "tpr": self.accuracy.tpr,
                 "tnr": self.accuracy.tnr,
                 "calibration": self.accuracy.label,
+                "tpr_ci": self.accuracy.tpr_ci,
+                "tnr_ci": self.accuracy.tnr_ci,
             }
             # A batch provider (pipeline/batch.py) says which batch API: the price is about half.
             | ({"batch_api": api} if (api := getattr(p, "batch_api", None)) else {}),
@@ -232,6 +234,7 @@ class VetRun:
         self.prior_estimate = estimate
         log.info("run %s: prior %s", self.run_id, estimate.label)
         judging.settings = replace(judging.settings, prior=estimate.value)
+        judging.prior_label = estimate.label
 
     async def _heartbeat(self) -> None:
         """Tell other processes this run's holder is alive (store/leases.py)."""

@@ -18,6 +18,14 @@ from collections.abc import Iterable
 from html import escape
 
 from quiztui import __version__
+from quiztui.core.figures import (
+    CONFIDENCE_HELP,
+    P_TRUE_HELP,
+    is_partial,
+    judge_rates_text,
+    prior_text,
+    run_state_text,
+)
 from quiztui.core.kscore import Badge
 from quiztui.pipeline.events import QuestionSummary, RunSummary
 from quiztui.report.extras import ReportExtras
@@ -53,10 +61,8 @@ def _badge(badge: str) -> str:
 
 
 def _rates(s: RunSummary) -> str:
-    tpr = f"TPR {s.tpr:.4g}" + (f" {_interval(s.tpr_ci)}" if s.tpr_ci else "")
-    tnr = f"TNR {s.tnr:.4g}" + (f" {_interval(s.tnr_ci)}" if s.tnr_ci else "")
-    measured = "" if s.tpr_ci and s.tnr_ci else " (defaults assumed, not measured)"
-    return f"{_e(s.calibration)} · {tpr} · {tnr}{measured}"
+    """The judge's rates as every face shows them (core/figures.judge_rates_text)."""
+    return _e(judge_rates_text(s.tpr, s.tnr, s.tpr_ci, s.tnr_ci, s.calibration))
 
 
 def _cost(value: float | None) -> str:
@@ -79,7 +85,8 @@ def _facts(rows: Iterable[tuple[str, str]]) -> str:
 def _summary(s: RunSummary, extras: ReportExtras) -> str:
     mode = "per-question mode" if s.mode == "question" else f"batch size {s.batch_size}"
     judge = _e(s.judge_label) + (' <span class="tag sim">SIMULATED</span>' if s.simulated else "")
-    status = _e(s.status) + (f' — <span class="err">{_e(s.error)}</span>' if s.error else "")
+    state = run_state_text(s.status, s.not_run)
+    status = _e(state) + (f' — <span class="err">{_e(s.error)}</span>' if s.error else "")
     counts = Counter(q.badge for q in s.questions)  # the same count as the plots and the table
     chips = "".join(
         f'<li class="chip b-{b.value}"><span class="n">{counts[b]}</span> {b.value}</li>'
@@ -93,8 +100,8 @@ def _summary(s: RunSummary, extras: ReportExtras) -> str:
         )
     rows = [
         ("Judge", judge),
-        ("Calibration", _rates(s)),
-        ("Prior", f"{s.prior:g}"),
+        ("Judge rates", _rates(s)),
+        ("Prior", _e(prior_text(s.prior, s.prior_label))),
         ("Seed / batching", f"seed {s.seed} · {mode}"),
         ("Status", status),
         (
@@ -233,7 +240,11 @@ def _option(q: QuestionSummary, i: int, text: str) -> str:
         f'<span class="ot">{_e(text)}</span>'
         + (' <span class="tag key">key</span>' if keyed else "")
         + f" {mark}"
-        + (f' <span class="pt">P {p:.2f}</span>' if p is not None else "")
+        + (
+            f' <span class="pt" title="{_e(P_TRUE_HELP)}">P(true) {p:.2f}</span>'
+            if p is not None
+            else ""
+        )
         + (f'<div class="why">{_e(reason)}</div>' if reason else "")
         + "</li>"
     )
@@ -271,14 +282,15 @@ def _row(q: QuestionSummary, extras: ReportExtras) -> str:
 
 
 def _table(s: RunSummary, extras: ReportExtras) -> str:
+    partial = " (partial)" if is_partial(s.status, s.not_run) else ""
     head = "".join(
         f'<th scope="col" class="{cls}">{name}</th>'
         for cls, name in (
             ("num", "#"),
             ("qt", "question and options (✓ judge says correct · ✗ judge says wrong)"),
-            ("kn", "k/n"),
+            ("kn", "k/n" + partial),
             ("bd", "badge"),
-            ("conf", "confidence"),
+            ("conf", f'<abbr title="{_e(CONFIDENCE_HELP)}">confidence</abbr>{partial}'),
             ("sugg", "judge suggests"),
             ("lintc", "lint"),
         )
@@ -360,11 +372,11 @@ def to_html(summary: RunSummary, extras: ReportExtras) -> str:
             " that answers from the quiz's own truth with set error rates — a demonstration, not"
             " a model's opinion.</p>"
         )
-    if s.status != "finished" or s.error:
+    if is_partial(s.status, s.not_run) or s.error:
         banners += (
-            f'<p class="banner stop"><b>Run {_e(s.status)}.</b> '
+            f'<p class="banner stop"><b>Run {_e(run_state_text(s.status, s.not_run))}.</b> '
             + (f"{_e(s.error.rstrip('.'))}. " if s.error else "")
-            + f"{s.not_run} assertions not run, {s.unjudged} unjudged.</p>"
+            + f"{s.unjudged} assertions unjudged.</p>"
         )
     parts = [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',

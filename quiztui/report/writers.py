@@ -10,6 +10,14 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from quiztui.core.figures import (
+    CONFIDENCE_HELP,
+    P_TRUE_HELP,
+    is_partial,
+    judge_rates_text,
+    prior_text,
+    run_state_text,
+)
 from quiztui.core.terminal import RAW_CSV_HELP, csv_row, terminal_safe
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import QuestionSummary, RunSummary
@@ -53,6 +61,9 @@ def _p_true_list(q: QuestionSummary, sep: str, unknown: str, digits: int = 2) ->
 
 def to_json(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
     data = summary_to_dict(summary)
+    data["judge_rates"] = summary_rates(summary)  # the same words as the TUI and other reports
+    data["run_state"] = run_state_text(summary.status, summary.not_run)
+    data["prior_used"] = prior_text(summary.prior, summary.prior_label)
     data["not_judged"] = [
         {"question_id": u.id, "text": u.text, "type": u.type, "source_line": u.source_line}
         for u in extras.unjudged
@@ -160,29 +171,29 @@ def md_cell(text: str) -> str:
     return text
 
 
-def _profile_line(s: RunSummary) -> str:
-    if s.tpr_ci is None or s.tnr_ci is None:
-        return f"{md_cell(s.calibration)} (the default TPR/TNR are assumed, not measured)"
-    return md_cell(s.calibration)
-
-
 def _confidence(q: QuestionSummary) -> str:
     if q.interval is None:
         return f"{q.confidence:.3f}"
     return f"{q.confidence:.3f} [{q.interval[0]:.3f}, {q.interval[1]:.3f}]"
 
 
+def summary_rates(s: RunSummary) -> str:
+    """The judge's rates as every face shows them (core/figures.judge_rates_text)."""
+    return judge_rates_text(s.tpr, s.tnr, s.tpr_ci, s.tnr_ci, s.calibration)
+
+
 def to_markdown(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
     s = summary
+    partial = " (partial)" if is_partial(s.status, s.not_run) else ""
     judge = ("**SIMULATED** " if s.simulated else "") + md_cell(s.judge_label)
     lines = [
         f"# quiztui vet report: {md_cell(s.quiz_title)}",
         "",
-        f"- Run: {s.run_id} ({s.status}), seed {s.seed}, "
+        f"- Run: {s.run_id} ({md_cell(run_state_text(s.status, s.not_run))}), seed {s.seed}, "
         + ("per-question mode" if s.mode == "question" else f"batch size {s.batch_size}"),
         f"- Judge: {judge}",
-        f"- Judge profile: {_profile_line(s)}",
-        f"- Confidence model: TPR {s.tpr:.4g}, TNR {s.tnr:.4g}, prior {s.prior:g}",
+        f"- Judge rates: {md_cell(summary_rates(s))}",
+        f"- Prior: {md_cell(prior_text(s.prior, s.prior_label))}",
         f"- Assertions: {s.judged} judged, {s.unjudged} unjudged"
         + (f" (of which {s.not_run} not run)" if s.not_run else "")
         + f", {s.cached} from cache",
@@ -194,8 +205,11 @@ def to_markdown(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
         "- Badges: " + ", ".join(f"{k} {v}" for k, v in sorted(s.badge_counts.items())),
         "- Graded: P(key is the answer) from the judge's token P(true) per option (A / B / …),"
         " where it sent logprobs",
+        f"- {md_cell(CONFIDENCE_HELP)}",
+        f"- {md_cell(P_TRUE_HELP)}",
         "",
-        "| # | question | key | k | badge | confidence | judge suggests | graded | P(true) | lint |",
+        f"| # | question | key | k{partial} | badge | confidence{partial} | judge suggests | graded"
+        " | P(true) | lint |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for q in s.questions:

@@ -79,6 +79,9 @@ class RunListing:
     has_summary: bool
     badge_counts: dict[str, int]  # from the stored summary ({} without one)
     cost: float | None  # summary["cost"]; None when not stored or no price known
+    # never sent: summary["not_run"] (a run stopped at its budget), else assertions with no
+    # verdict row at all (a cancelled or interrupted run); core/figures.run_state_text
+    not_run: int = 0
 
 
 class Store:
@@ -233,7 +236,10 @@ class Store:
             " (SELECT COUNT(*) FROM verdicts v WHERE v.run_id = r.id AND v.verdict IS NOT NULL),"
             " r.summary_json IS NOT NULL,"
             " json_extract(r.summary_json, '$.badge_counts'),"
-            " json_extract(r.summary_json, '$.cost')"
+            " json_extract(r.summary_json, '$.cost'),"
+            " COALESCE(json_extract(r.summary_json, '$.not_run'),"
+            " (SELECT COUNT(*) FROM assertions a WHERE a.run_id = r.id)"
+            " - (SELECT COUNT(*) FROM verdicts v WHERE v.run_id = r.id))"
             " FROM runs r" + (" WHERE " + " AND ".join(where) if where else "")
         )
         rows = self.conn.execute(sql + " ORDER BY r.id DESC LIMIT ?", (*args, limit)).fetchall()
@@ -257,6 +263,7 @@ class Store:
                 has_summary=bool(row[14]),
                 badge_counts={str(k): int(v) for k, v in json.loads(row[15] or "{}").items()},
                 cost=None if row[16] is None else float(row[16]),
+                not_run=int(row[17] or 0),
             )
             for row in rows
         ]

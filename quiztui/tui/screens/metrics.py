@@ -41,6 +41,7 @@ from quiztui.core.bayes import (
     reliability_bins,
 )
 from quiztui.core.calibration import JudgeProfile
+from quiztui.core.figures import UNCALIBRATED, judge_rates_text, run_state_text
 from quiztui.core.kscore import Badge, badge
 from quiztui.core.quiz import Quiz
 from quiztui.tui.screens.run_screen import log_worker_error
@@ -94,7 +95,8 @@ def typical_option_count(quiz: Quiz) -> int:
 class JudgeRates:
     tpr: float
     tnr: float
-    source: str  # where the rates come from, shown beside them
+    text: str  # core/figures.judge_rates_text: the rates, their intervals and their source
+    note: str  # how this run uses them, shown beside them
 
 
 def judge_rates(state: RunState) -> JudgeRates:
@@ -104,16 +106,18 @@ def judge_rates(state: RunState) -> JudgeRates:
     """
     if state.summary is not None:
         s = state.summary
-        return JudgeRates(s.tpr, s.tnr, f"{_source(s.calibration, s.mode)}, as this run scored")
+        text = judge_rates_text(s.tpr, s.tnr, s.tpr_ci, s.tnr_ci, s.calibration)
+        return JudgeRates(s.tpr, s.tnr, text, _note("as this run scored", s.mode))
     if state.started is not None:
         st = state.started
-        return JudgeRates(st.tpr, st.tnr, f"{_source(st.calibration, st.mode)}, as this run scores")
-    return JudgeRates(DEFAULT_TPR, DEFAULT_TNR, "uncalibrated: the seed's defaults")
+        text = judge_rates_text(st.tpr, st.tnr, st.tpr_ci, st.tnr_ci, st.calibration)
+        return JudgeRates(st.tpr, st.tnr, text, _note("as this run scores", st.mode))
+    text = judge_rates_text(DEFAULT_TPR, DEFAULT_TNR, None, None, UNCALIBRATED)
+    return JudgeRates(DEFAULT_TPR, DEFAULT_TNR, text, "the seed's defaults")
 
 
-def _source(calibration: str, mode: str) -> str:
-    source = "uncalibrated" if calibration == "uncalibrated" else "calibrated"
-    return f"{source}, per-question mode" if mode == "question" else source
+def _note(note: str, mode: str) -> str:
+    return f"{note}, per-question mode" if mode == "question" else note
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +131,15 @@ class RunFigures:
     max_n: int
     confidences: tuple[float, ...]
     outcomes: tuple[bool, ...] | None  # per scored question: keyed option is true; None: no truth
+    not_run: int = 0  # assertions never sent (core/figures.run_state_text)
+
+
+def not_run(state: RunState) -> int:
+    """Assertions never sent: the summary's count (a run stopped at its budget), else those with
+    no news at all (a cancelled run)."""
+    if state.summary is not None:
+        return state.summary.not_run
+    return state.total - len(state.assertions)
 
 
 def run_figures(state: RunState) -> RunFigures:
@@ -150,6 +163,7 @@ def run_figures(state: RunState) -> RunFigures:
         outcomes.append(truth.get(q.id, q.key) == q.key)
     return RunFigures(
         status=state.status,
+        not_run=not_run(state),
         questions=len(state.questions),
         badge_counts=counts,
         k_counts=dict(k_counts),
@@ -371,8 +385,8 @@ class MetricsScreen(Screen[None]):
         caption.append("P(accurate | judged accurate)", style="bold")
         caption.append(" against the prior X = P(assertion accurate)\n")
         caption.append("this run's judge: ")
-        caption.append(f"TPR {_num(rates.tpr)} · TNR {_num(rates.tnr)}", style="bold")
-        caption.append(f" — {rates.source}", style="dim")
+        caption.append(rates.text, style="bold")
+        caption.append(f" — {rates.note}", style="dim")
         self.query_one("#bayes-caption", Static).update(caption)
 
         table = self.query_one("#bayes-table", MetricsTable)
@@ -473,7 +487,7 @@ class MetricsScreen(Screen[None]):
     def _show_run(self, figures: RunFigures) -> None:
         scored = len(figures.confidences)
         caption = Text(end="", no_wrap=True, overflow="ellipsis")
-        caption.append(f"Run {figures.status}", style="bold")
+        caption.append(f"Run {run_state_text(figures.status, figures.not_run)}", style="bold")
         caption.append(f" · {scored}/{figures.questions} questions scored\n")
         for i, (name, count) in enumerate(figures.badge_counts.items()):
             if i:

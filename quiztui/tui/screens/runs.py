@@ -28,6 +28,13 @@ from textual.widgets import DataTable, Footer, Static
 from textual.widgets.data_table import ColumnKey
 from textual.worker import Worker, WorkerState
 
+from quiztui.core.figures import (
+    INCOMPLETE,
+    is_partial,
+    judge_rates_text,
+    prior_text,
+    run_state_text,
+)
 from quiztui.core.quiz import Question
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import QuestionScored
@@ -120,7 +127,8 @@ class RunTable(NavTable):
     def row_cells(r: RunListing, marked: bool) -> list[Cell]:
         mark = cell("● " if marked else "  ", "bold")
         mark.append(f"{r.id:>3}")
-        status = r.status if r.kind == "vet" else f"{r.kind[:5]}/{r.status}"
+        word = INCOMPLETE if is_partial(r.status, r.not_run) else r.status
+        status = word if r.kind == "vet" else f"{r.kind[:5]}/{word}"
         return [
             mark,
             cell(when(r.created_at)),
@@ -139,7 +147,7 @@ def listing_text(r: RunListing) -> Text:
     text = Text(end="")
     text.append(f"run {r.id}", style="bold")
     text.append(f" · {r.kind} · ")
-    text.append(r.status, style=STATUS_STYLES.get(r.status, ""))
+    text.append(run_state_text(r.status, r.not_run), style=STATUS_STYLES.get(r.status, ""))
     ended = f" → {when(r.finished_at, '%H:%M')}" if r.finished_at else ""
     text.append(f" · {when(r.created_at, '%Y-%m-%d %H:%M')}{ended} · ")
     text.append(one_line(r.quiz_title), style="bold")
@@ -440,18 +448,20 @@ def run_header(loaded: LoadedRun) -> Text:
     text = Text(end="")
     text.append(f"Run {r.id}", style="bold")
     text.append(" · ")
-    text.append(r.status, style=STATUS_STYLES.get(r.status, ""))
+    text.append(run_state_text(r.status, s.not_run), style=STATUS_STYLES.get(r.status, ""))
     text.append(f" · {when(r.created_at, '%Y-%m-%d %H:%M')} · ")
     text.append(one_line(r.quiz_title), style="bold")
     text.append(" · read-only", style="dim")
     text.append("\njudge ")
     judge_text(text, r.simulated, r.judge_label)
-    text.append(f" · {s.calibration} · seed {s.seed} · batch {s.batch_size}", style="dim")
+    text.append(
+        f" · {judge_rates_text(s.tpr, s.tnr, s.tpr_ci, s.tnr_ci, s.calibration)}"
+        f" · prior {prior_text(s.prior, s.prior_label)} · seed {s.seed} · batch {s.batch_size}",
+        style="dim",
+    )
     text.append(f"\n{len(s.questions)} questions · ")
     badge_counts(text, s.badge_counts)
     text.append(f"cost {cost_text(s.cost)} · judged {s.judged} · unjudged {s.unjudged}")
-    if s.not_run:
-        text.append(f" · not run {s.not_run}")
     if loaded.note:
         text.append("\n" + loaded.note, style="italic")
     return text
