@@ -142,6 +142,7 @@ def build_vet_app(config: Config, store: Store, quiz: Quiz, runs: VetRuns) -> An
     from quiztui.assemble.common import lint_report
     from quiztui.assemble.review_desk import StoreDecisionBook
     from quiztui.assemble.vet import try_bank
+    from quiztui.core.figures import judge_rates_text
     from quiztui.pipeline.history import StoreHistory
     from quiztui.tui.app import QuiztuiApp
     from quiztui.tui.services import (
@@ -158,7 +159,13 @@ def build_vet_app(config: Config, store: Store, quiz: Quiz, runs: VetRuns) -> An
         start_run=runs.start_run,
         judge_label=runs.provider.label,
         simulated=runs.provider.simulated,
-        calibration=runs.accuracy.label,
+        calibration=judge_rates_text(
+            runs.accuracy.tpr,
+            runs.accuracy.tnr,
+            runs.accuracy.tpr_ci,
+            runs.accuracy.tnr_ci,
+            runs.accuracy.label,
+        ),
         profiles=store.profiles.list(),
         fragility=latest[1] if latest else {},
         bank=try_bank(Path(quiz.source_path) if quiz.source_path else None),

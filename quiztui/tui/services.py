@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from quiztui.core.figures import UNCALIBRATED_RATES
+
 if TYPE_CHECKING:
     from quiztui.core.bank import Bank
     from quiztui.core.calibration import JudgeProfile
@@ -69,7 +71,8 @@ class AppServices:
     start_run: Callable[[], AsyncIterator[VetEvent]]
     judge_label: str
     simulated: bool
-    calibration: str = "uncalibrated"
+    # core/figures.judge_rates_text: the rates the next run scores with and their source
+    calibration: str = UNCALIBRATED_RATES
     # Judge profiles, newest first as the store lists them (the metrics screen shows them).
     profiles: Sequence[JudgeProfile] = ()
     # question id → (fragile, why), from the newest robustness run of this quiz.
