@@ -224,3 +224,79 @@ def replace_run(decision: Decision, run_id: int) -> Decision:
     from dataclasses import replace
 
     return replace(decision, run_id=run_id)
+
+
+# -- apply fixes from the command line ------------------------------------------------------
+
+GIFT = """\
+// Year 7 science, unit 3
+$CATEGORY: $course$/top/Science
+
+::Star::Which star is at the centre of our solar system? {
+  =The Moon # a planted wrong key
+  ~Sirius
+  ~The Sun
+  ~Polaris
+}
+
+::Essay::Describe the water cycle. {}
+
+::Sodium::What is the chemical symbol for sodium? {=Na ~So ~Sd ~S}
+"""
+
+
+def test_apply_fixes_writes_only_the_fixed_key_in_the_files_own_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from quiztui.cli import main
+    from quiztui.config import load_config
+    from quiztui.formats import load_quiz
+
+    pytest.importorskip("quiztui.formats.gift")
+    quiz_path = tmp_path / "unit3.gift"
+    quiz_path.write_text(GIFT, encoding="utf-8")
+    original = quiz_path.read_bytes()
+    report = tmp_path / "r.json"
+    assert main(["vet", str(quiz_path), "--no-tui", "--format", "json", "-o", str(report)]) in (
+        0,
+        1,
+    )
+    run_id = json.loads(report.read_text())["run_id"]
+    quiz = load_quiz(quiz_path)
+    star, sodium = quiz.questions
+    capsys.readouterr()
+    assert main(["apply-fixes", str(run_id)]) == 0
+    assert "no fix to apply" in capsys.readouterr().err
+    with Store(load_config().db_path()) as store:
+        store.decisions.record(make_decision(star, FIX, option=2, run_id=run_id), "h")
+        store.decisions.record(make_decision(sodium, ACCEPT, run_id=run_id), "h")
+
+    assert main(["apply-fixes", str(run_id), "--dry-run"]) == 0
+    out = capsys.readouterr()
+    assert "q1 (line 4): key A 'The Moon' -> C 'The Sun'" in out.out
+    assert quiz_path.read_bytes() == original and not (tmp_path / "unit3.gift.bak").exists()
+
+    assert main(["apply-fixes", str(run_id)]) == 0
+    assert "wrote 1 fixed key(s)" in capsys.readouterr().err
+    assert (tmp_path / "unit3.gift.bak").read_bytes() == original
+    after = quiz_path.read_text(encoding="utf-8")
+    star_start, star_end = GIFT.index("::Star::"), GIFT.index("::Essay::")
+    assert after.startswith(GIFT[:star_start]) and after.endswith(GIFT[star_end:])
+    fixed = load_quiz(quiz_path)
+    assert [(q.text, q.options, q.key) for q in fixed.questions] == [
+        (star.text, star.options, 2),
+        (sodium.text, sodium.options, sodium.key),
+    ]
+    assert [u.type for u in fixed.unjudged] == ["essay"]
+    # Applied: the fix is carried (key = chosen option), nothing is left to write.
+    assert main(["apply-fixes", str(run_id)]) == 0
+    assert "1 fix(es) already in the file" in capsys.readouterr().err
+
+    assert main(["apply-fixes", "999"]) == 2
+    err = capsys.readouterr().err
+    assert "no run with id 999" in err and "Traceback" not in err
+    quiz_path.unlink()
+    assert main(["apply-fixes", str(run_id)]) == 2
+    assert "is not there" in capsys.readouterr().err

@@ -44,6 +44,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "lint": ("lint", "find item-writing flaws offline (no model): duplicates, giveaways, key bias"),
     "report": ("report", "export a stored vet run's report (md, json, csv, html, junit)"),
+    "apply-fixes": (
+        "apply_fixes",
+        "write the review desk's fixed keys into a run's quiz file (a .bak beside it)",
+    ),
 }
 
 
