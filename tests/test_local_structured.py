@@ -151,10 +151,24 @@ def test_a_verdict_document_over_many_lines_is_read_whole() -> None:
     ]
     assert parse_verdict_document("A1: TRUE", ["A1"]) == []
     schema = json.loads(verdict_schema(["A2", "A10", "A1"]))
-    assert schema["properties"]["verdicts"]["items"]["properties"]["id"]["enum"] == [
-        "A1",
-        "A2",
-        "A10",
+    assert list(schema["properties"]) == schema["required"] == ["A1", "A2", "A10"]
+    assert schema["properties"]["A1"]["required"] == ["verdict", "reason"]
+
+
+def test_a_verdict_document_keyed_by_id_is_read_whole() -> None:
+    """verdict_schema's own shape, over many lines as a constrained server writes it."""
+    doc = {
+        "A1": {"verdict": True, "reason": "sum is right"},
+        "A2": {"verdict": False, "reason": "off by one"},
+        "A3": "false",
+        "A9": {"verdict": True, "reason": "not in the batch"},
+        "A4": {"reason": "no verdict"},
+    }
+    found = parse_verdict_document(json.dumps(doc, indent=2), ["A1", "A2", "A3", "A4"])
+    assert [(v.id, v.verdict, v.reason) for v in found] == [
+        ("A1", True, "sum is right"),
+        ("A2", False, "off by one"),
+        ("A3", False, ""),
     ]
 
 

@@ -92,36 +92,52 @@ def _verdict_of(obj: dict[str, Any], line: str | None = None) -> ParsedVerdict |
 
 
 def verdict_schema(ids: Collection[str]) -> str:
-    """The JSON schema of a structured batch reply (``judge.structured``), as JSON text:
-    ``{"verdicts": [{"id": "A1", "verdict": true, "reason": "..."}, ...]}`` with the batch's ids."""
+    """The JSON schema of a structured batch reply (``judge.structured``), as JSON text: one
+    required key per id of the batch, in order, ``{"A1": {"verdict": true, "reason": "..."},
+    ...}``. Every id being required keeps a small model from closing the document after a few
+    verdicts (as it did with a list: 3 of 20 from Gemma 3 270M), and the fixed keys and boolean
+    keep the grammar a constrained server samples under tight."""
+    ordered = sorted(ids, key=lambda i: int(i[1:]))
     item = {
         "type": "object",
-        "properties": {
-            "id": {"type": "string", "enum": sorted(ids, key=lambda i: int(i[1:]))},
-            "verdict": {"type": "boolean"},
-            "reason": {"type": "string"},
-        },
-        "required": ["id", "verdict", "reason"],
+        "properties": {"verdict": {"type": "boolean"}, "reason": {"type": "string"}},
+        "required": ["verdict", "reason"],
         "additionalProperties": False,
     }
     schema = {
         "type": "object",
-        "properties": {"verdicts": {"type": "array", "items": item}},
-        "required": ["verdicts"],
+        "properties": {i: item for i in ordered},
+        "required": ordered,
         "additionalProperties": False,
     }
     return json.dumps(schema, separators=(",", ":"))
 
 
+def _keyed_verdicts(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The verdict objects of a document keyed by id (:func:`verdict_schema`'s shape; a bare
+    boolean or verdict word per id is read too)."""
+    found = []
+    for key, value in doc.items():
+        if isinstance(value, dict):
+            found.append({**value, "id": key})
+        elif isinstance(value, bool | str):
+            found.append({"id": key, "verdict": value})
+    return found
+
+
 def parse_verdict_document(text: str, valid_ids: Collection[str]) -> list[ParsedVerdict]:
     """The verdicts of a reply that is one JSON document, as structured output gives (written
-    over many lines or one): ``{"verdicts": [...]}`` or a bare list of verdict objects. Empty
+    over many lines or one): keyed by id (:func:`verdict_schema`), ``{"verdicts": [...]}`` or a
+    bare list of verdict objects. Empty
     when the reply is no such document (or is past the caps of :mod:`quiztui.core.replies`)."""
     try:
         doc = json_document(text)
     except JSONRefused:
         return []
-    items = doc.get("verdicts") if isinstance(doc, dict) else doc
+    if isinstance(doc, dict):
+        items = doc["verdicts"] if "verdicts" in doc else _keyed_verdicts(doc)
+    else:
+        items = doc
     if not isinstance(items, list):
         return []
     valid = {i.upper() for i in valid_ids}

@@ -785,18 +785,17 @@ class FakeOpenAI:
 
 def _structured(content: str, ids: list[str], response_format: dict[str, Any]) -> str:
     """The oracle's text reply as the JSON a schema-constrained server gives (one line):
-    ``{"verdicts": [...]}`` for a batch, ``{"answer": "C", "reason": ...}`` for a question."""
+    ``{"A1": {"verdict": true, "reason": ...}, ...}`` for a batch, ``{"answer": "C", "reason":
+    ...}`` for a question."""
     from quiztui.core.question_mode import parse_choice_line
     from quiztui.core.verdicts import parse_reply
 
     if ids:
         found = parse_reply(content, ids)
-        verdicts = [
-            {"id": i, "verdict": found[i].verdict, "reason": found[i].reason}
-            for i in ids
-            if i in found
-        ]
-        return json.dumps({"verdicts": verdicts}, separators=_COMPACT)
+        verdicts = {
+            i: {"verdict": found[i].verdict, "reason": found[i].reason} for i in ids if i in found
+        }
+        return json.dumps(verdicts, separators=_COMPACT)
     schema = response_format.get("schema") or (response_format.get("json_schema") or {}).get(
         "schema"
     )
