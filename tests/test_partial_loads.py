@@ -309,3 +309,30 @@ def test_saves_keep_every_other_byte(
     before = text[:start].encode(encoding)
     after = text[end:].encode("utf-8" if encoding == "utf-8-sig" else encoding)
     assert saved.startswith(before) and saved.endswith(after)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["review", "--judge", "simulated"],
+        ["robustness", "--judge", "simulated", "--variants", "2"],
+        ["panel", "--judge", "simulated", "--samples", "2"],
+    ],
+    ids=["review", "robustness", "panel"],
+)
+def test_cli_review_robustness_and_panel_go_on_and_strict_stops(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    path = tmp_path / "english.gift"
+    path.write_text(BANK, encoding="utf-8")
+    name, *flags = command
+    config = tmp_path / "config.toml"
+    config.write_text(f'[store]\npath = "{tmp_path / "runs.db"}"\n', encoding="utf-8")
+    argv = [name, str(path), "--config", str(config), *flags]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "quiztui: loaded 3 of 5 items (2 skipped: listed below; --strict stops)" in err
+    assert err.count("quiztui: skipped ") == 2 and "(item 'Exist 4')" in err
+    assert main([*argv, "--strict"]) == 2
+    err = capsys.readouterr().err
+    assert "line 6 col 12: field 'answers'" in err and "Traceback" not in err

@@ -51,6 +51,23 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+STRICT_HELP = (
+    "stop at the quiz file's first bad item (exit 2) instead of skipping it"
+    " ([formats] strict = true)"
+)
+COLUMNS_HELP = (
+    "which CSV column or JSON Lines field holds what, for names quiztui does not know:"
+    " question=Stem,answer=Key,options=Opt1+Opt2+Opt3,category=Unit"
+)
+
+
+def quiz_arguments(p: argparse.ArgumentParser) -> None:
+    """The quiz file and how to read it: ``quiz``, ``--strict``, ``--columns``."""
+    p.add_argument("quiz", type=Path, help="quiz file (any input format; see quiztui vet --help)")
+    p.add_argument("--strict", action="store_true", help=STRICT_HELP)
+    p.add_argument("--columns", metavar="ROLE=NAME,...", help=COLUMNS_HELP)
+
+
 def help_for(command: str) -> str:
     return COMMANDS[command][1]
 

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from quiztui.assemble.panel import member_config
-from quiztui.cli._args import Parents, help_for
+from quiztui.cli._args import Parents, help_for, quiz_arguments
+from quiztui.cli._quiz import load_input
 from quiztui.cli.flags import Number
 from quiztui.config import Config
 from quiztui.report.text import text_table
@@ -25,7 +26,7 @@ def register(sub: Any, parents: Parents) -> None:
         help=help_for("panel"),
     )
     panel.set_defaults(handler=cmd_panel)
-    panel.add_argument("quiz", type=Path, help="quiz file")
+    quiz_arguments(panel)
     panel.add_argument(
         "--member",
         action="append",
@@ -235,11 +236,10 @@ async def _run_panel(configs: list[Config], quiz: Any, store: Any, model: str) -
 
 
 def cmd_panel(config: Config, args: argparse.Namespace) -> int:
-    from quiztui.formats import load_quiz
     from quiztui.store import Store
 
     configs = panel_configs(config, args)
-    quiz = load_quiz(args.quiz)
+    quiz = load_input(config, args)
     with Store(config.db_path()) as store:
         summary = asyncio.run(_run_panel(configs, quiz, store, args.fit))
     report = panel_text(summary, args.format)

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from quiztui.assemble.review import StartReview, review_starter, settings
-from quiztui.cli._args import Parents, help_for
+from quiztui.cli._args import Parents, help_for, quiz_arguments
+from quiztui.cli._quiz import load_input
 from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
 from quiztui.core.quiz import Quiz
@@ -48,7 +49,7 @@ def register(sub: Any, parents: Parents) -> None:
         " 2 bad input or configuration.",
     )
     p.set_defaults(handler=cmd_review)
-    p.add_argument("quiz", type=Path, help="quiz file (Quizaic JSON/JSONL, Open Trivia DB, CSV)")
+    quiz_arguments(p)
     p.add_argument("--mode", choices=MODES, help="default: [review] mode (feedback)")
     p.add_argument(
         "--max-iterations",
@@ -94,12 +95,11 @@ def review_config(config: Config, args: argparse.Namespace) -> Config:
 
 
 def cmd_review(config: Config, args: argparse.Namespace) -> int:
-    from quiztui.formats import load_quiz
     from quiztui.pipeline.review import check_settings
     from quiztui.store import Store
 
     config = review_config(config, args)
-    quiz = load_quiz(args.quiz)
+    quiz = load_input(config, args)
     humans = None
     if args.humans is not None:
         from quiztui.formats.ratings import load_ratings, resolve

@@ -24,7 +24,8 @@ from typing import Any
 
 from quiztui.assemble import robustness as robustness_assembly
 from quiztui.assemble.robustness import robustness_events
-from quiztui.cli._args import Parents, help_for
+from quiztui.cli._args import Parents, help_for, quiz_arguments
+from quiztui.cli._quiz import load_input
 from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
 from quiztui.core.paraphrase import ANSWERED, QuestionRobustness
@@ -54,7 +55,7 @@ def register(sub: Any, parents: Parents) -> None:
         " ambiguous or badly written, even when its key is right.",
     )
     r.set_defaults(handler=cmd_robustness)
-    r.add_argument("quiz", type=Path, help="quiz file")
+    quiz_arguments(r)
     r.add_argument(
         "--variants",
         "-v",
@@ -88,11 +89,10 @@ def settings(config: Config, args: argparse.Namespace | None = None) -> Any:
     )
 
 
-def load(args: argparse.Namespace) -> Any:
+def load(config: Config, args: argparse.Namespace) -> Any:
     from quiztui.core.quiz import Quiz
-    from quiztui.formats import load_quiz
 
-    quiz: Quiz = load_quiz(args.quiz)
+    quiz: Quiz = load_input(config, args)
     if args.limit is not None:
         quiz = quiz.model_copy(update={"questions": quiz.questions[: args.limit]})
     return quiz
@@ -101,7 +101,7 @@ def load(args: argparse.Namespace) -> Any:
 def cmd_robustness(config: Config, args: argparse.Namespace) -> int:
     from quiztui.store import Store
 
-    quiz = load(args)
+    quiz = load(config, args)
     run_settings = settings(config, args)
     if args.tui:
         return _tui(config, quiz, run_settings)
