@@ -82,4 +82,26 @@ class QuiztuiCommands(CommandList):
             "Past runs with counts and cost; open one, compare two judges (h)",
             app.open_runs,
         )
+        yield from review_desk_commands(vet)
         yield from app_commands(app, "Quit quiztui (asks while a run is active)")
+
+
+def review_desk_commands(vet: Any) -> Iterator[Command]:
+    """The review desk's decisions on the highlighted question, its filter, apply fixes."""
+    for action, help_text in (
+        ("accept", "The highlighted question's key is right (y)"),
+        ("fix", "Another option of the highlighted question is right: choose it (o)"),
+        ("rewrite", "The highlighted question needs new wording (t)"),
+        ("drop", "Take the highlighted question out (d)"),
+    ):
+        yield (f"Review: {action}", help_text, partial(vet.action_decide, action))
+    yield (
+        "Review: filter needs review / decided",
+        "Cycle the review filter: all, needs review, decided (n)",
+        vet.action_cycle_review_filter,
+    )
+    yield (
+        "Review: apply fixes",
+        "Write the fixed keys into the quiz file, keeping a .bak (A)",
+        vet.action_apply_fixes,
+    )

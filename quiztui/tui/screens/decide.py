@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, OptionList, Static
+from textual.widgets import Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from quiztui.core.decisions import (
@@ -158,6 +158,7 @@ class DecideScreen(ModalScreen[DecisionRequest | None]):
             if self.action == FIX:
                 hint = "↑/↓ option · tab note · " + hint
             yield Static(Text(hint, style="dim"), id="decide-hint")
+        yield Footer()  # the dialog's own keys, not the vet screen's
 
     def _option_rows(self) -> list[Option]:
         q = self.question
