@@ -9,12 +9,14 @@ import pytest
 
 from quiztui.core.decisions import (
     ACCEPT,
+    CLEAR,
     DROP,
     FIX,
     REWRITE,
     Decision,
     carried,
     carry_over,
+    decision_counts,
     gold_labels,
     make_decision,
     matches_review_filter,
@@ -81,6 +83,10 @@ def test_carry_over_keeps_unchanged_and_fixed_questions_only() -> None:
     assert carried(accept, rekeyed) is None
     edited = SODIUM.model_copy(update={"options": ("So", "Na", "Sn")})
     assert carry_over(quiz_of(edited), latest) == {}
+    # Taken back: the newest decision is a clearing, which carries as none.
+    cleared = make_decision(SODIUM, CLEAR)
+    assert carry_over(quiz_of(SODIUM), {cleared.question_hash: cleared}) == {}
+    assert decision_counts([fix, accept, cleared]) == {ACCEPT: 1, FIX: 1, REWRITE: 0, DROP: 0}
 
 
 def test_gold_labels_and_filters() -> None:

@@ -109,6 +109,27 @@ async def test_the_palette_records_a_decision_and_help_lists_the_keys(store: Sto
         assert {"review.filter", "review.apply"} <= described
 
 
+async def test_u_takes_a_decision_back_and_it_stays_taken_back(store: Store) -> None:
+    app = desk_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        screen = app.vet_screen
+        screen.questions_table.move_cursor(row=1, animate=False)
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, DecideScreen), what="the dialog")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.state.questions["q2"].decision is not None)
+        screen.questions_table.move_cursor(row=1, animate=False)
+        await pilot.press("u")
+        await settled(pilot)
+        assert screen.state.questions["q2"].decision is None
+        assert screen.questions_table.get_cell("q2", "review").plain == ""
+    assert store.decisions.count() == 2  # the drop and its clearing: the history stays
+    again = desk_app(store)
+    async with again.run_test(size=SIZE) as pilot:
+        assert all(r.decision is None for r in again.vet_screen.state.questions.values())
+
+
 async def test_without_a_store_the_keys_say_so_and_record_nothing() -> None:
     app = desk_app(None)
     async with app.run_test(size=SIZE) as pilot:

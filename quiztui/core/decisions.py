@@ -27,6 +27,8 @@ FIX = "fix"
 REWRITE = "rewrite"
 DROP = "drop"
 ACTIONS = (ACCEPT, FIX, REWRITE, DROP)
+# A decision taken back: stored like the others (the history stays), carried as no decision.
+CLEAR = "clear"
 
 # The vet table's review filter: every question, those without a decision, those with one.
 REVIEW_FILTERS = ("all", "needs review", "decided")
@@ -87,7 +89,7 @@ def make_decision(
     decided_at: float = 0.0,
 ) -> Decision:
     """A checked decision about ``question``: a fix names another option of the question."""
-    if action not in ACTIONS:
+    if action not in (*ACTIONS, CLEAR):
         raise QuiztuiError(f"unknown review decision {action!r} (known: {', '.join(ACTIONS)})")
     if action == FIX:
         if option is None or not 0 <= option < question.n:
@@ -117,8 +119,8 @@ def carried(decision: Decision, question: Question) -> Decision | None:
     """``decision`` as it applies to ``question`` now, or None when the question changed since.
 
     The stem and options must be the same; the key too, except after the fix was applied (the
-    key is now the option the fix chose)."""
-    if decision.question_hash != question_hash(question):
+    key is now the option the fix chose). A cleared decision is none."""
+    if decision.action == CLEAR or decision.question_hash != question_hash(question):
         return None
     if question.key != decision.key and not (
         decision.action == FIX and question.key == decision.option
@@ -206,5 +208,6 @@ def decision_counts(decisions: Iterable[Decision]) -> dict[str, int]:
     """How many of each action, every action listed (zero when none)."""
     counts = dict.fromkeys(ACTIONS, 0)
     for decision in decisions:
-        counts[decision.action] = counts.get(decision.action, 0) + 1
+        if decision.action in counts:
+            counts[decision.action] += 1
     return counts

@@ -23,6 +23,7 @@ from textual.widgets.option_list import Option
 
 from quiztui.core.decisions import (
     ACCEPT,
+    CLEAR,
     DROP,
     FIX,
     REVIEW_FILTERS,
@@ -276,6 +277,21 @@ class ReviewDesk:
         screen.state.dirty_questions.add(qid)  # the flush redraws it (and re-filters)
         if self.filter == "all" and screen.questions_table.has_focus:
             screen.questions_table.action_cursor_down()
+
+    def clear(self, screen: VetScreen) -> None:
+        """Take back the decision about the question under the cursor (kept in the history)."""
+        record = screen.cursor_record()
+        if record is None or record.decision is None or self.book is None:
+            return
+        qid = record.question.id
+        try:
+            self.book.record(make_decision(record.question, CLEAR), screen.quiz)
+        except (QuiztuiError, OSError) as exc:
+            screen.notify(printable(str(exc)), title="Not cleared", severity="error", markup=False)
+            return
+        self.decisions.pop(qid, None)
+        record.decision = None
+        screen.state.dirty_questions.add(qid)
 
     def apply_fixes(self, screen: VetScreen) -> None:
         """Ask, then write every pending fix's key into the quiz file (a .bak beside it)."""

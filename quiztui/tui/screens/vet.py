@@ -89,6 +89,7 @@ class VetScreen(LiveRunScreen):
         Binding("o", "decide('fix')", "Fix: choose the right option", id="review.fix", show=False),
         Binding("t", "decide('rewrite')", "Needs a rewrite", id="review.rewrite", show=False),
         Binding("d", "decide('drop')", "Drop the question", id="review.drop", show=False),
+        Binding("u", "clear_decision", "Clear the decision", id="review.clear", show=False),
         Binding("n", "cycle_review_filter", "Review filter", id="review.filter", show=False),
         Binding("A", "apply_fixes", "Apply fixes to the file", id="review.apply", show=False),
     ]
@@ -549,6 +550,9 @@ class VetScreen(LiveRunScreen):
 
     def action_decide(self, action: str) -> None:
         self.desk.open(self, action)
+
+    def action_clear_decision(self) -> None:
+        self.desk.clear(self)
 
     def action_cycle_review_filter(self) -> None:
         self.desk.cycle_filter()
