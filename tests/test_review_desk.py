@@ -306,3 +306,27 @@ def test_apply_fixes_writes_only_the_fixed_key_in_the_files_own_format(
     quiz_path.unlink()
     assert main(["apply-fixes", str(run_id)]) == 2
     assert "is not there" in capsys.readouterr().err
+
+
+def test_a_fix_on_one_blank_of_an_embedded_answers_question_rewrites_that_blank(
+    tmp_path: Path,
+) -> None:
+    from quiztui.core.decisions import fix_edits
+    from quiztui.formats import load_quiz
+    from quiztui.formats.bank_io import load_bank, save_edits
+
+    pytest.importorskip("quiztui.formats.gift")
+    path = tmp_path / "capitals.gift"
+    path.write_text(
+        "::Capitals::The capital of Australia is {1:MC:=Sydney~Canberra~Perth} and of New"
+        " Zealand {1:MC:=Wellington~Auckland}.\n\n::Sum::What is 2 + 2? {=4 ~5 ~3}\n",
+        encoding="utf-8",
+    )
+    quiz = load_quiz(path)
+    blank = quiz.question("q1.1")
+    decisions = {"q1.1": make_decision(blank, FIX, option=1)}
+    bank = load_bank(path, strict=False)
+    save_edits(bank, fix_edits(bank, pending_fixes(quiz, decisions)))
+    fixed = load_quiz(path)
+    assert [(q.id, q.key) for q in fixed.questions] == [("q1.1", 1), ("q1.2", 0), ("q2", 0)]
+    assert path.read_text(encoding="utf-8").endswith("::Sum::What is 2 + 2? {=4 ~5 ~3}\n")
