@@ -330,3 +330,47 @@ def test_a_fix_on_one_blank_of_an_embedded_answers_question_rewrites_that_blank(
     fixed = load_quiz(path)
     assert [(q.id, q.key) for q in fixed.questions] == [("q1.1", 1), ("q1.2", 0), ("q2", 0)]
     assert path.read_text(encoding="utf-8").endswith("::Sum::What is 2 + 2? {=4 ~5 ~3}\n")
+
+
+def test_gold_from_review_with_the_simulated_judge_and_a_changed_prompt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The run's judge (here the simulated one) measured on the two questions accepted; an edited
+    judge prompt since the run is said on stderr, since the profile will not match the run."""
+    import json
+
+    from quiztui.cli import main
+    from quiztui.config import load_config
+    from quiztui.formats import load_quiz
+    from quiztui.locations import config_dir
+
+    quiz_path = tmp_path / "bank.json"
+    quiz_path.write_text(BANK, encoding="utf-8")
+    report = tmp_path / "r.json"
+    assert main(["vet", str(quiz_path), "--no-tui", "--format", "json", "-o", str(report)]) in (
+        0,
+        1,
+    )
+    run_id = json.loads(report.read_text())["run_id"]
+    capital, sodium, hexagon = load_quiz(quiz_path).questions
+    with Store(load_config().db_path()) as store:
+        store.decisions.record(make_decision(sodium, ACCEPT, run_id=run_id), "h")
+        store.decisions.record(make_decision(hexagon, ACCEPT, run_id=run_id), "h")
+        store.decisions.record(make_decision(capital, REWRITE, run_id=run_id), "h")
+    capsys.readouterr()
+    assert main(["calibrate", "--gold-from-review", str(run_id), "--format", "json"]) == 0
+    out = capsys.readouterr()
+    (profile,) = json.loads(out.out)
+    assert (profile["provider"], profile["questions"]) == ("simulated", 2)
+    assert profile["gold"] == f"review of run {run_id}: 2 decided questions (2 accepted, 0 fixed)"
+    assert profile["tp"] + profile["fn"] == 2 and profile["tn"] + profile["fp"] == 4
+    assert "prompt has changed" not in out.err
+
+    repo_prompt = Path(__file__).resolve().parents[1] / "prompts" / "judge_assertions.md"
+    override = config_dir() / "prompts" / "judge_assertions.md"
+    override.parent.mkdir(parents=True, exist_ok=True)
+    override.write_text(repo_prompt.read_text(encoding="utf-8") + "\nBe brief.\n", "utf-8")
+    assert main(["calibrate", "--gold-from-review", str(run_id), "--format", "json"]) == 0
+    assert f"the judge prompt has changed since run {run_id}" in capsys.readouterr().err
+    assert main(["calibrate", str(quiz_path), "--gold-from-review", str(run_id)]) == 2
+    assert "not both" in capsys.readouterr().err

@@ -86,6 +86,15 @@ def run_setup(store: Store, run_id: int) -> tuple[str, int]:
     return str(mode), record.batch_size
 
 
+def prompt_changed(store: Store, run_id: int, mode: str) -> bool:
+    """The judge prompt is not the one run ``run_id`` was made with (an override was edited):
+    the profile measured now will not be the one a vet run like it looks up."""
+    from quiztui.assemble.common import prompt_for
+    from quiztui.pipeline.prompts import prompt_for_mode
+
+    return prompt_for(prompt_for_mode(mode)).hash != store.get_run(run_id).prompt_hash
+
+
 def calibration_starter(
     config: Config, store: Store
 ) -> Callable[[CalibrationRequest], AsyncIterator[Any]]:

@@ -192,7 +192,7 @@ def cmd_calibrate(config: Config, args: argparse.Namespace) -> int:
 
 def _calibrate_from_review(config: Config, args: argparse.Namespace) -> int:
     """``--gold-from-review RUN``: the run's judge, in the run's set-up, on its decided questions."""
-    from quiztui.assemble.calibrate import review_calibration, run_setup
+    from quiztui.assemble.calibrate import prompt_changed, review_calibration, run_setup
     from quiztui.errors import QuiztuiError
     from quiztui.pipeline.calibrate import CalibrationRequest
     from quiztui.store import Store
@@ -203,6 +203,12 @@ def _calibrate_from_review(config: Config, args: argparse.Namespace) -> int:
     with Store(config.db_path()) as store:
         config, gold = review_calibration(config, store, run_id)
         mode, batch_size = run_setup(store, run_id)
+        if prompt_changed(store, run_id, mode):
+            print(
+                f"quiztui: warning: the judge prompt has changed since run {run_id}; the profile"
+                " is measured with the prompt as it is now",
+                file=sys.stderr,
+            )
         request = CalibrationRequest(
             mode=args.mode if args.modes else mode,
             batch_size=batch_size,
