@@ -122,9 +122,10 @@ class VetConfig(_Section):
     batch_size: int = Field(20, ge=1, le=500, description="assertions per request")
     max_reasks: int = Field(2, ge=0, le=10, description="times a missing verdict is asked again")
     prior: Prior = Field(
-        0.95,
-        description="prior probability that a key is correct; auto: estimated from the run's own"
-        " verdicts (empirical Bayes), shrunk toward prior_default with fewer than 30 questions",
+        "auto",
+        description="prior probability that a key is correct; auto (the default): estimated from"
+        " the run's own verdicts (empirical Bayes), shrunk toward prior_default with fewer than 30"
+        " questions; a number in (0, 1) fixes it",
     )
     prior_default: float = Field(
         0.95, gt=0.0, lt=1.0, description="the prior auto leans on when a quiz has few questions"

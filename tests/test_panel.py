@@ -126,10 +126,11 @@ def test_panel_prior_auto_takes_the_fits_share_of_right_keys(
         for i, rates in enumerate(("tpr=0.9,tnr=0.9", "tpr=0.8,tnr=0.95", "tpr=0.95,tnr=0.8"))
         for arg in ("--member", f"simulated:{rates},seed={i + 1}")
     ]
+    monkeypatch.setenv("QUIZTUI_VET_PRIOR", "0.95")
     assert main(["panel", str(quiz), *members, "--format", "json"]) == 0
     fixed = json.loads(capsys.readouterr().out)
     assert fixed["prior"] == 0.95
-    monkeypatch.setenv("QUIZTUI_VET_PRIOR", "auto")
+    monkeypatch.delenv("QUIZTUI_VET_PRIOR")  # auto is the default
     assert main(["panel", str(quiz), *members, "--format", "json"]) == 0
     auto = json.loads(capsys.readouterr().out)
     assert auto["prior"] == pytest.approx(auto["key_right"]) and auto["prior"] < 0.8

@@ -74,8 +74,8 @@ def register(sub: Any, parents: Parents) -> None:
     vet.add_argument(
         "--prior",
         metavar="auto|X",
-        help="P(a key is correct): a number in (0, 1), or auto to estimate it from the run's own"
-        " verdicts (config vet.prior)",
+        help="P(a key is correct): auto (the default) estimates it from the run's own verdicts;"
+        " a number in (0, 1) fixes it (config vet.prior)",
     )
     vet.add_argument(
         "--mode",
