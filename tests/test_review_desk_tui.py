@@ -121,7 +121,10 @@ async def decide(pilot: Pilot[None], row: int, key: str, note: str = "") -> Deci
     return dialog
 
 
-async def test_review_desk_decisions_carry_over_apply_and_become_gold(tmp_path: Path) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+async def test_review_desk_decisions_carry_over_apply_and_become_gold(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
     quiz_path = tmp_path / "space.json"
     quiz_path.write_text(QUIZ, encoding="utf-8")
     original = quiz_path.read_bytes()
@@ -131,7 +134,7 @@ async def test_review_desk_decisions_carry_over_apply_and_become_gold(tmp_path: 
         # 1. First session: a run, then four decisions.
         app, store = open_app(config, quiz_path)
         try:
-            async with app.run_test(size=(120, 40)) as pilot:
+            async with app.run_test(size=size) as pilot:
                 screen = app.vet_screen
                 await run_once(pilot, screen)
                 started = screen.state.started
@@ -193,7 +196,7 @@ async def test_review_desk_decisions_carry_over_apply_and_become_gold(tmp_path: 
         requests_before = len(server.requests)
         app, store = open_app(config, quiz_path)
         try:
-            async with app.run_test(size=(120, 40)) as pilot:
+            async with app.run_test(size=size) as pilot:
                 screen = app.vet_screen
                 carried = {qid: r.decision for qid, r in screen.state.questions.items()}
                 assert {q: d.label for q, d in carried.items() if d} == {
