@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 APP_BINDINGS: tuple[BindingType, ...] = (
     Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
     Binding("q", "quit", "Quit", id="app.quit_q"),
-    Binding("f1", "help", "Help", id="app.help"),
+    # A priority key: it opens help inside dialogs too (a modal screen hides the app's others).
+    Binding("f1", "help", "Help", id="app.help", priority=True),
     Binding("question_mark", "help", "Help", id="app.help_alt", show=False),
     Binding(
         "ctrl+p",
@@ -252,7 +253,8 @@ class QuiztuiApp(App[None]):
         return self.calibrate_screen is not None and self.calibrate_screen.running
 
     def action_help(self) -> None:
-        if isinstance(self.screen, HelpScreen):
+        if isinstance(self.screen, HelpScreen):  # F1 again closes it
+            self.screen.dismiss(None)
             return
         self.push_screen(HelpScreen(collect_sections(self.screen)))
 

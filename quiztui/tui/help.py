@@ -11,7 +11,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
-from textual.widgets import Static
+from textual.widgets import Footer, Static
+
+
+def dialog_help(prefix: str) -> Binding:
+    """A dialog's `?` (F1 is the app's, a priority key that reaches into dialogs too), with the
+    dialog's own binding id. A dialog holding an Input keeps `?` for typing while it has focus."""
+    return Binding("question_mark", "app.help", "Help", id=f"{prefix}.help", show=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +131,7 @@ class HelpScreen(ModalScreen[None]):
                 Text("esc close · ↑/↓ scroll · ctrl+p command palette", style="dim"),
                 id="help-hint",
             )
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#help-scroll", VerticalScroll).focus()

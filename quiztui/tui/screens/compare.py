@@ -22,6 +22,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Static
 
 from quiztui.core.compare import Comparison, QuestionDiff
+from quiztui.tui.help import dialog_help
 from quiztui.tui.widgets.cells import (
     BADGE_STYLES,
     DASH,
@@ -247,6 +248,7 @@ class CompareDetailScreen(ModalScreen[None]):
         Binding("escape", "close", "Close", id="compare.detail.close"),
         Binding("j,down", "scroll_down", "Scroll down", id="compare.detail.down", show=False),
         Binding("k,up", "scroll_up", "Scroll up", id="compare.detail.up", show=False),
+        dialog_help("compare.detail"),
     ]
 
     def __init__(self, result: RunComparison, diff: QuestionDiff) -> None:
@@ -262,6 +264,7 @@ class CompareDetailScreen(ModalScreen[None]):
                 for i, block in enumerate(blocks):
                     yield Static(block, classes="detail-option", id=f"compare-option-{i}")
             yield Static(Text("esc close · j/k scroll", style="dim"), id="detail-hint")
+        yield Footer()
 
     def action_close(self) -> None:
         self.dismiss(None)

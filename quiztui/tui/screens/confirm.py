@@ -9,7 +9,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.widgets import Button, Footer, Static
+
+from quiztui.tui.help import dialog_help
 
 
 class ConfirmQuitScreen(ModalScreen[bool]):
@@ -18,6 +20,7 @@ class ConfirmQuitScreen(ModalScreen[bool]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
         Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+        dialog_help("confirm"),
     ]
 
     def __init__(
@@ -38,6 +41,7 @@ class ConfirmQuitScreen(ModalScreen[bool]):
             with Horizontal(id="confirm-buttons"):
                 yield Button(f"{self.yes} (y)", variant="error", id="confirm-yes")
                 yield Button(f"{self.no} (n)", variant="primary", id="confirm-no")
+        yield Footer()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "confirm-yes")

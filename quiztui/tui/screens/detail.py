@@ -14,8 +14,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
+from quiztui.tui.help import dialog_help
 from quiztui.tui.state import QuestionRecord
 from quiztui.tui.widgets.cells import (
     BADGE_STYLES,
@@ -116,6 +117,7 @@ class QuestionDetailScreen(ModalScreen[None]):
         Binding("j,down", "scroll_down", "Scroll down", id="detail.down", show=False),
         Binding("k,up", "scroll_up", "Scroll up", id="detail.up", show=False),
         Binding("e", "edit", "Edit and re-judge", id="detail.edit", show=False),
+        dialog_help("detail"),
     ]
 
     def __init__(
@@ -142,6 +144,7 @@ class QuestionDetailScreen(ModalScreen[None]):
                     )
             hint = "esc close · j/k scroll" + (" · e edit and re-judge" if self.edit else "")
             yield Static(Text(hint, style="dim"), id="detail-hint")
+        yield Footer()
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -16,10 +16,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, Static
+from textual.widgets import Footer, Input, Label, Static
 
 from quiztui.core.question_mode import LETTERS
 from quiztui.core.quiz import Question
+from quiztui.tui.help import dialog_help
 from quiztui.tui.widgets.cells import printable
 
 
@@ -62,6 +63,7 @@ class EditQuestionScreen(ModalScreen[Edit | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "Re-judge", id="edit.save", priority=True),
         Binding("escape", "cancel", "Cancel", id="edit.cancel"),
+        dialog_help("edit"),
     ]
 
     def __init__(self, question: Question, number: int) -> None:
@@ -103,6 +105,7 @@ class EditQuestionScreen(ModalScreen[Edit | None]):
             yield Static("", id="edit-error", markup=False)
             hint = Text("ctrl+s re-judge · esc cancel · tab next field", style="dim")
             yield Static(hint, id="edit-hint")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#edit-text", Input).focus()

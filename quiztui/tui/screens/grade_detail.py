@@ -16,9 +16,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
 from quiztui.core.grading import LLM_GRADERS, FactScore, GradeOutcome
+from quiztui.tui.help import dialog_help
 from quiztui.tui.widgets.cells import DASH, UNSCORED_STYLE, one_line, printable, score_text
 
 if TYPE_CHECKING:
@@ -123,6 +124,7 @@ class GradeDetailScreen(ModalScreen[None]):
         Binding("escape", "close", "Close", id="grade_detail.close"),
         Binding("j,down", "scroll_down", "Scroll down", id="grade_detail.down", show=False),
         Binding("k,up", "scroll_up", "Scroll up", id="grade_detail.up", show=False),
+        dialog_help("grade_detail"),
     ]
 
     def __init__(self, record: GradeRecord) -> None:
@@ -145,6 +147,7 @@ class GradeDetailScreen(ModalScreen[None]):
                     yield Static(facts_table(o), id="grade-detail-facts")
                 yield Static(tail_text(self.record), id="grade-detail-tail")
             yield Static(Text("esc close · j/k scroll", style="dim"), id="grade-detail-hint")
+        yield Footer()
 
     def action_close(self) -> None:
         self.dismiss(None)

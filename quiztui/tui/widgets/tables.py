@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from rich.segment import Segment
+from rich.style import Style
 from textual.binding import Binding, BindingType
 from textual.events import Resize
 from textual.widgets import DataTable
-from textual.widgets.data_table import ColumnKey, RowKey
+from textual.widgets.data_table import Column, ColumnKey, RowKey
 
 from quiztui.core.kscore import Badge
 from quiztui.core.quiz import Unjudged
@@ -44,8 +46,24 @@ class ColumnSpec:
     flex: int = 0  # > 0: takes this share of the width left over by the fixed columns
 
 
+@dataclass
+class FitColumn(Column):
+    """A column that a narrow table can fold away (it keeps its cells; it takes no width)."""
+
+    hidden: bool = False
+
+    def get_render_width(self, data_table: DataTable[Any]) -> int:
+        return 0 if self.hidden else super().get_render_width(data_table)
+
+
 class NavTable(DataTable[Cell]):
-    """A row-cursor DataTable with j/k/g/G and columns that fit the widget's width."""
+    """A row-cursor DataTable with j/k/g/G and columns that fit the widget's width.
+
+    ``PRIORITY`` names the columns a narrow table may hide (column key → rank, higher hidden
+    first); the others are always shown. A flexible column never gets less than its
+    ``ColumnSpec.width``: when even the always-shown columns do not fit, the table scrolls
+    sideways (←/→). ``show_all_columns`` shows the hidden ones too (the table then scrolls).
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "select_cursor", "Detail", id="table.open"),
@@ -56,23 +74,71 @@ class NavTable(DataTable[Cell]):
     ]
 
     COLUMNS: ClassVar[Sequence[ColumnSpec]] = ()
+    # column key → rank: columns a narrow table may hide, the highest rank first
+    PRIORITY: ClassVar[Mapping[str, int]] = {}
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(
             id=id, classes=classes, cursor_type="row", zebra_stripes=True, show_row_labels=False
         )
+        self.show_all_columns = False
+        self._fitted_width = 0
         for spec in self.COLUMNS:
-            self.add_column(spec.label, width=spec.width, key=spec.key)
+            key = self.add_column(spec.label, width=spec.width, key=spec.key)
+            col = self.columns[key]
+            self.columns[key] = FitColumn(
+                col.key, col.label, col.width, col.content_width, col.auto_width
+            )
 
     def on_resize(self, event: Resize) -> None:
         self.fit_columns(event.size.width)
 
+    @property
+    def hidden_columns(self) -> list[str]:
+        """The labels of the columns folded away at this width."""
+        return [
+            str(c.label)
+            for c in self.ordered_columns
+            if isinstance(c, FitColumn) and c.hidden and str(c.label).strip()
+        ]
+
+    @property
+    def overflowing(self) -> bool:
+        """The columns are wider than the table: it scrolls sideways."""
+        return self.virtual_size.width > self.scrollable_content_region.width
+
+    def toggle_all_columns(self) -> None:
+        """Show the hidden columns (the table scrolls sideways), or fold them away again."""
+        self.show_all_columns = not self.show_all_columns
+        if self._fitted_width:
+            self.fit_columns(self._fitted_width)
+
+    def _shown_specs(self, room: int) -> set[str]:
+        """The columns that fit in ``room`` cells: every unranked one, then by rank."""
+        pad = 2 * self.cell_padding
+        if self.show_all_columns or not self.PRIORITY:
+            return {s.key for s in self.COLUMNS}
+        shown = {s.key for s in self.COLUMNS if s.key not in self.PRIORITY}
+        used = sum(s.width + pad for s in self.COLUMNS if s.key in shown)
+        for spec in sorted(
+            (s for s in self.COLUMNS if s.key in self.PRIORITY), key=lambda s: self.PRIORITY[s.key]
+        ):
+            if used + spec.width + pad > room:
+                break  # lower ranks stay hidden too: columns fold in a fixed order
+            shown.add(spec.key)
+            used += spec.width + pad
+        return shown
+
     def fit_columns(self, width: int) -> None:
-        """Share the width left by fixed columns (and the scrollbar gutter) among flex columns."""
+        """Hide what does not fit, then share the width left by fixed columns (and the scrollbar
+        gutter) among the flex columns."""
+        self._fitted_width = width
         gutter = self.styles.scrollbar_size_vertical or 0
-        padding = 2 * self.cell_padding * len(self.COLUMNS)
-        fixed = sum(s.width for s in self.COLUMNS if not s.flex)
-        flex_specs = [s for s in self.COLUMNS if s.flex]
+        shown = self._shown_specs(width - gutter)
+        specs = [s for s in self.COLUMNS if s.key in shown]
+        padding = 2 * self.cell_padding * len(specs)
+        fixed = sum(s.width for s in specs if not s.flex)
+        flex_specs = [s for s in specs if s.flex]
         # Minimum widths first; whatever is left is shared by weight (remainder to the last).
         extra = max(0, width - gutter - padding - fixed - sum(s.width for s in flex_specs))
         weights = sum(s.flex for s in flex_specs) or 1
@@ -80,6 +146,12 @@ class NavTable(DataTable[Cell]):
         if shares:
             shares[-1] += extra - sum(shares)
         changed = False
+        for spec in self.COLUMNS:
+            column = self.columns.get(ColumnKey(spec.key))
+            hidden = spec.key not in shown
+            if isinstance(column, FitColumn) and column.hidden != hidden:
+                column.hidden = hidden
+                changed = True
         for spec, share in zip(flex_specs, shares, strict=True):
             new_width = spec.width + share
             column = self.columns.get(ColumnKey(spec.key))
@@ -91,6 +163,20 @@ class NavTable(DataTable[Cell]):
             self._require_update_dimensions = True
             self._clear_caches()
             self.refresh()
+
+    def _render_cell(
+        self,
+        row_index: int,
+        column_index: int,
+        base_style: Style,
+        width: int,
+        cursor: bool = False,
+        hover: bool = False,
+    ) -> list[list[Segment]]:
+        if width <= 0:  # a hidden column: nothing at all (Padding would still draw two cells)
+            height = self.header_height if row_index == -1 else 1
+            return [[] for _ in range(max(height, 1))]
+        return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
 
     def update_changed(self, key: RowKey | str, cells: Mapping[str, Cell]) -> None:
         """Rewrite only the cells whose text or styling changed (each update costs a refresh).
@@ -114,7 +200,7 @@ class QuestionsTable(NavTable):
 
     COLUMNS: ClassVar[Sequence[ColumnSpec]] = (
         ColumnSpec("num", "#", 3),
-        ColumnSpec("question", "question", 10, flex=3),
+        ColumnSpec("question", "question", 30, flex=3),
         ColumnSpec("key", "key", 7, flex=1),
         ColumnSpec("k", "k", 3),
         ColumnSpec("badge", "badge", 12),
@@ -122,8 +208,19 @@ class QuestionsTable(NavTable):
         ColumnSpec("lint", "lint", 6),
         ColumnSpec("robust", "robust", 7),
         ColumnSpec("confidence", "conf", 4),
-        ColumnSpec("suggested", "suggested option", 6, flex=1),
+        ColumnSpec("suggested", "suggested", 10, flex=1),
     )
+    # At 80 columns: #, question (30+), badge, key, suggested and k; then the review column
+    # (when there is one), confidence, lint, robust. `w` on the vet screen shows them all.
+    PRIORITY: ClassVar[Mapping[str, int]] = {
+        "key": 1,
+        "suggested": 2,
+        "k": 3,
+        "review": 4,
+        "confidence": 5,
+        "lint": 6,
+        "robust": 7,
+    }
 
     @staticmethod
     def badge_of(record: QuestionRecord) -> str:
