@@ -99,6 +99,16 @@ async def test_the_palette_records_a_decision_and_help_lists_the_keys(store: Sto
         await wait_until(pilot, lambda: store.decisions.count() == 1, what="the row")
         (decision,) = store.decisions.latest([_hash(screen, "q1")]).values()
         assert (decision.action, decision.option, decision.run_id) == (FIX, 1, None)
+        # The question's detail names the decision.
+        from quiztui.tui.screens.detail import QuestionDetailScreen, summary_text
+
+        record = screen.state.questions["q1"]
+        assert "review fix→B" in summary_text(record, 6).plain
+        screen.questions_table.move_cursor(row=0, animate=False)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, QuestionDetailScreen))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is screen, what="back to the vet screen")
         await pilot.press("f1")
         await pilot.pause()
         from quiztui.tui.help import HelpScreen

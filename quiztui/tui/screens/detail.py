@@ -46,6 +46,12 @@ def summary_text(record: QuestionRecord, total: int) -> Text:
         text.append(f": {one_line(finding.message)}\n")
     if record.lint:
         text.append("\n")
+    if (decision := record.decision) is not None:  # the review desk's (y / o / t / d)
+        text.append("review ", style="dim")
+        text.append(decision.label, style="bold")
+        if decision.note:
+            text.append(f": {one_line(decision.note)}")
+        text.append("\n\n")
     score = record.score
     if score is None:
         judged = len(record.options)
