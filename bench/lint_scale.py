@@ -2,7 +2,9 @@
 
 Each size runs in its own child process (``quiztui.formats.load_quiz`` then
 ``quiztui.core.lint.lint_quiz``, as ``quiztui lint`` does), so the peak RSS printed is that
-process's own (``os.wait4``). Prints load and lint seconds, wall time, peak RSS, the findings per
+process's own (``os.wait4``). Prints load and lint seconds, wall time,
+the child's CPU time (user + sys, from the same ``wait4``: less sensitive to other jobs on the
+machine than wall time), peak RSS, the findings per
 code and how many of the planted near-duplicate stems L110 found.
 
 The questions look like a trivia bank: a Zipf-distributed vocabulary of made-up words (a few
@@ -151,9 +153,11 @@ def run(n: int, tmp: Path) -> None:
         raise SystemExit(f"child failed for {n} questions (exit {proc.returncode})")
     body = json.loads(out)
     peak_mb = usage.ru_maxrss / 1024  # kilobytes on Linux
+    cpu = usage.ru_utime + usage.ru_stime
     print(
         f"{n:>7,} questions: load {body['load_s']:5.1f} s, lint {body['lint_s']:5.1f} s,"
-        f" wall {wall:5.1f} s, peak RSS {peak_mb:4.0f} MB; L110 found"
+        f" wall {wall:5.1f} s, CPU {cpu:5.1f} s (user {usage.ru_utime:.1f} + sys"
+        f" {usage.ru_stime:.1f}), peak RSS {peak_mb:4.0f} MB; L110 found"
         f" {body['planted_found']}/{body['planted']} planted; findings {body['counts']}",
         flush=True,
     )

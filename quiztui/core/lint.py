@@ -27,6 +27,7 @@ from quiztui.core.lint_bank import (
     uniformity_test,
 )
 from quiztui.core.lint_items import (
+    QuestionTexts,
     is_boolean,
     key_in_range,
     near,
@@ -45,33 +46,61 @@ from quiztui.core.lint_model import (
     LintSettingsError,
     check_codes,
 )
-from quiztui.core.quiz import Quiz
+from quiztui.core.quiz import Question, Quiz
 
 # --- entry point ------------------------------------------------------------------------------
 
 
 def lint_quiz(quiz: Quiz, settings: LintSettings | None = None) -> LintReport:
-    """Every finding of the quiz, quiz-level ones first, then in question order."""
+    """Every finding of the quiz, quiz-level ones first, then in question order.
+
+    One pass over the questions runs the per-question rules on each question's
+    ``QuestionTexts`` and keeps, per question, only the texts the rules across questions need
+    (the normalised and compared stem, the normalised key, the option lengths), so a text is
+    normalised once and a bank of 100,000 questions holds no second copy of its questions.
+    """
     s = settings or LintSettings()
     questions = quiz.questions
     per_question: dict[str, list[LintFinding]] = defaultdict(list)
+    stems: list[str] = []  # normalised
+    compared: list[str] = []  # comparable
+    keys: list[str] = []  # a multiple-choice key normalised ("" for True/False, out of range)
+    multiple: list[Question] = []
+    lengths: list[tuple[int, ...]] = []  # of ``multiple``'s options normalised
+    boolean: list[Question] = []
     for q in questions:
-        per_question[q.id] += question_findings(q, s)
+        texts = QuestionTexts.of(q)
+        found = question_findings(q, s, texts)
+        if found:
+            per_question[q.id] += found
+        stems.append(texts.stem)
+        compared.append(texts.compared_stem)
+        if not key_in_range(q):
+            keys.append("")
+        elif is_boolean(q, texts.options):
+            boolean.append(q)
+            keys.append("")  # L111 looks at multiple-choice keys only
+        else:
+            multiple.append(q)
+            lengths.append(tuple(map(len, texts.options)))
+            keys.append(texts.options[q.key])
     for item in quiz.unjudged:
         per_question[item.id] += unjudged_findings(item, s)
-    pairs = near_duplicate_questions(questions, s) if "L110" not in s.disable else []
+    if "L110" not in s.disable:
+        pairs = near_duplicate_questions(questions, s, compared=compared, stems=stems)
+    else:
+        pairs = []
+    del compared
     for f in duplicate_findings(questions, pairs):
         per_question[f.question_id or ""].append(f)
     if "L111" not in s.disable:
         duplicates = {(i, j) for i, j, _ in pairs}
-        for f in answered_elsewhere(questions, s, duplicates):
+        for f in answered_elsewhere(questions, s, duplicates, stems=stems, keys=keys):
             per_question[f.question_id or ""].append(f)
-    usable = [q for q in questions if key_in_range(q)]
-    multiple = [q for q in usable if not is_boolean(q)]
-    boolean = [q for q in usable if is_boolean(q)]
+    del stems, keys
     quiz_level: list[LintFinding] = []
     if "L108" not in s.disable:
-        quiz_level += longest_key_bias(multiple, s)
+        quiz_level += longest_key_bias(multiple, s, lengths)
     if "L109" not in s.disable:
         quiz_level += key_position_bias(multiple, s)
     if "L115" not in s.disable:

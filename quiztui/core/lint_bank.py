@@ -40,8 +40,9 @@ The p-values come from ``pvalues`` (plain Python, equal to scipy.stats' ``binomt
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from quiztui.core.lint_items import (
@@ -78,59 +79,131 @@ _INDEX_WORDS = 3  # each stem is indexed under this many of its rarest content w
 _MAX_POSTING = 32  # a word indexing more stems than this is too common to block on
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    shared = len(a & b)
-    return shared / (len(a) + len(b) - shared) if shared else 0.0
+def _word_ids(word_sets: Iterable[Iterable[str]]) -> tuple[Any, Any]:
+    """The word sets as word ids, flat, and each set's size (the ids of set i follow set i-1's).
+
+    A word's id is its rank in the sorted vocabulary, so ordering ids orders the words. The
+    sets' words must be distinct; each set is read once (a generator is fine) and no set is kept.
+    """
+    import numpy as np
+
+    vocab: dict[str, int] = {}
+    flat = array("q")  # ids numbered as first seen
+    sizes = array("q")
+    for words in word_sets:
+        before = len(flat)
+        flat.extend(vocab.setdefault(w, len(vocab)) for w in words)
+        sizes.append(len(flat) - before)
+    rank = np.empty(len(vocab), dtype=np.int64)
+    for r, w in enumerate(sorted(vocab)):
+        rank[vocab[w]] = r
+    return rank[np.frombuffer(flat, dtype=np.int64)], np.frombuffer(sizes, dtype=np.int64)
 
 
-def index_pairs(word_sets: Sequence[frozenset[str]]) -> set[tuple[int, int]]:
+def _rows(sizes: Any, rows: Any) -> tuple[Any, Any]:
+    """For the given rows of a flat ragged array: the flat positions of their items, in row
+    order, and for each item the index of its row in ``rows``."""
+    import numpy as np
+
+    starts = np.cumsum(sizes) - sizes
+    lengths = sizes[rows]
+    label = np.repeat(np.arange(len(rows)), lengths)
+    offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return starts[rows][label] + offsets, label
+
+
+def _candidates(ids: Any, sizes: Any) -> tuple[Any, Any]:
+    """Index pairs (i < j, sorted) that share a blocking key (``index_pairs``), as two arrays.
+
+    Vectorised with numpy: a key is a 64-bit random number per word (a rare word's key) or the
+    sum of the words' numbers but one (a leave-one-out key: a set's sum, less the word's number),
+    so no tuple of words is ever built; two different keys sharing a number is a chance of about
+    one in 10^7 at 100,000 texts, and would only add a candidate for ``near`` to reject.
+    """
+    import numpy as np
+
+    n = len(sizes)
+    owner = np.repeat(np.arange(n), sizes)
+    numbers = (
+        np.random.default_rng(17)
+        .integers(0, np.iinfo(np.int64).max, size=(2, int(ids.max(initial=0)) + 1), dtype=np.int64)
+        .view(np.uint64)
+    )
+    df = np.bincount(ids)[ids]
+    # The _INDEX_WORDS rarest words of each set (fewest sets, then the word), if in another set.
+    order = np.lexsort((ids, df, owner))
+    starts = np.cumsum(sizes) - sizes
+    rank = np.arange(len(ids)) - starts[owner[order]]
+    rare = order[(rank < _INDEX_WORDS) & (df[order] > 1)]
+    # Every set of two or more words without one of them.
+    word_number = numbers[1][ids]
+    total = np.concatenate((np.zeros(1, np.uint64), np.cumsum(word_number, dtype=np.uint64)))
+    set_sum = total[starts + sizes] - total[starts]
+    several = sizes[owner] >= 2
+    keys = np.concatenate((numbers[0][ids[rare]], (set_sum[owner] - word_number)[several]))
+    who = np.concatenate((owner[rare], owner[several]))
+    order = np.argsort(keys, kind="stable")
+    keys, who = keys[order], who[order]
+    first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    counts = np.diff(np.r_[first, len(keys)])
+    codes = [np.empty(0, dtype=np.int64)]
+    for size in range(2, _MAX_POSTING + 1):  # keys shared by more sets block nothing
+        groups = first[counts == size]
+        if not len(groups):
+            continue
+        members = np.sort(who[groups[:, None] + np.arange(size)], axis=1)
+        left, right = np.triu_indices(size, 1)
+        i, j = members[:, left].ravel(), members[:, right].ravel()
+        codes.append((i * n + j)[i < j])
+    pairs = np.unique(np.concatenate(codes))
+    return pairs // n, pairs % n
+
+
+def _shared_words(ids: Any, sizes: Any, left: Any, right: Any) -> Any:
+    """How many words the sets ``left[k]`` and ``right[k]`` share, for every k."""
+    import numpy as np
+
+    out = np.zeros(len(left), dtype=np.int64)
+    vocabulary = int(ids.max(initial=0)) + 1
+    step = 100_000  # pairs at a time: a few megabytes of arrays
+    for lo in range(0, len(left), step):
+        rows = np.concatenate((left[lo : lo + step], right[lo : lo + step]))
+        at, label = _rows(sizes, rows)
+        label %= len(rows) // 2  # the pair of each word
+        code = np.sort(label * vocabulary + ids[at])  # a word of both sets appears twice
+        twice = code[1:][code[1:] == code[:-1]] // vocabulary
+        out[lo : lo + step] = np.bincount(twice, minlength=len(rows) // 2)
+    return out
+
+
+def index_pairs(word_sets: Sequence[Collection[str]]) -> set[tuple[int, int]]:
     """Pairs (i < j) of texts that may be near-duplicates (see the module docstring).
 
     Two blocking keys: one of a text's ``_INDEX_WORDS`` rarest words, or its content words but
     one (so two texts differing in one misspelled word share a key). Keys shared by more than
     ``_MAX_POSTING`` texts block nothing.
     """
-    import numpy as np
-
-    df = Counter(w for words in word_sets for w in words)
-    hashes: list[int] = []
-    owners: list[int] = []
-    for i, words in enumerate(word_sets):
-        ordered = sorted(words, key=lambda w: (df[w], w))
-        for w in ordered[:_INDEX_WORDS]:
-            if df[w] > 1:
-                hashes.append(hash(("w", w)))
-                owners.append(i)
-        if len(ordered) >= 2:
-            whole = tuple(sorted(ordered))
-            for k in range(len(whole)):
-                hashes.append(hash(whole[:k] + whole[k + 1 :]))
-                owners.append(i)
-    keys = np.array(hashes, dtype=np.int64)
-    who = np.array(owners, dtype=np.int64)
-    order = np.argsort(keys, kind="stable")
-    keys, who = keys[order], who[order]
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    sizes = np.diff(np.r_[starts, len(keys)])
-    out: set[tuple[int, int]] = set()
-    for start, size in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist(), strict=True):
-        if size > _MAX_POSTING:
-            continue
-        members = sorted(set(who[start : start + size].tolist()))
-        for x, i in enumerate(members):
-            out.update((i, j) for j in members[x + 1 :])
-    return out
+    ids, sizes = _word_ids(word_sets)
+    left, right = _candidates(ids, sizes)
+    return set(zip(left.tolist(), right.tolist(), strict=True))
 
 
 def near_duplicate_questions(
-    questions: Sequence[Any], s: LintSettings
+    questions: Sequence[Any],
+    s: LintSettings,
+    *,
+    compared: Sequence[str] | None = None,
+    stems: Sequence[str] | None = None,
 ) -> list[tuple[int, int, float]]:
     """(i, j, ratio) for questions (i < j) whose stems are ``near`` at ``question_similarity``.
 
     Stems the same once compared pair with the first of their group (ratio 1.0); the first of
-    each group goes into the index (module docstring), whose candidates are confirmed.
+    each group goes into the index (module docstring), whose candidates need the content-word
+    Jaccard ``prefilter_jaccard`` (computed for all candidates at once) and are confirmed with
+    ``near_keys``. ``compared`` and ``stems``: the stems' ``comparable`` and ``normalise``
+    forms, when the caller has them.
     """
-    keys = [comparable(q.text) for q in questions]
+    keys = compared if compared is not None else [comparable(q.text) for q in questions]
     first: dict[str, int] = {}
     out: list[tuple[int, int, float]] = []
     for j, key in enumerate(keys):
@@ -140,10 +213,17 @@ def near_duplicate_questions(
         if i != j:
             out.append((i, j, 1.0))
     reps = sorted(first.values())
-    word_sets = [_content_words(normalise(questions[i].text)) for i in reps]
-    for x, y in sorted(index_pairs(word_sets)):
-        if _jaccard(word_sets[x], word_sets[y]) < s.prefilter_jaccard - 1e-9:
-            continue
+    del first
+    ids, sizes = _word_ids(
+        _content_words(stems[i] if stems is not None else normalise(questions[i].text))
+        for i in reps
+    )
+    left, right = _candidates(ids, sizes)
+    shared = _shared_words(ids, sizes, left, right)
+    union = sizes[left] + sizes[right] - shared
+    jaccard = shared / union.clip(min=1)
+    keep = ~(jaccard < s.prefilter_jaccard - 1e-9)
+    for x, y in zip(left[keep].tolist(), right[keep].tolist(), strict=True):
         i, j = reps[x], reps[y]
         a, b = questions[i].text, questions[j].text
         ratio = near_keys(keys[i], keys[j], s.question_similarity, a, b)
@@ -177,7 +257,12 @@ def duplicate_findings(
 
 
 def answered_elsewhere(
-    questions: Sequence[Question], s: LintSettings, duplicates: set[tuple[int, int]]
+    questions: Sequence[Question],
+    s: LintSettings,
+    duplicates: set[tuple[int, int]],
+    *,
+    stems: Sequence[str] | None = None,
+    keys: Sequence[str] | None = None,
 ) -> list[LintFinding]:
     """L111: question B's stem gives away question A's key.
 
@@ -187,46 +272,60 @@ def answered_elsewhere(
     topic word is a word of A's stem of four or
     more letters, not a stopword, not a word of the key, and rare in the quiz (in at most
     max(3, 2 % of) the stems, so "game" or "released" in a video-game bank is no topic). The
-    finding is on A, naming B. Near-duplicate pairs (L110) are left out.
+    finding is on A, naming B. Near-duplicate pairs (L110) are left out. ``stems`` and
+    ``keys``: the stems and the keys normalised, when the caller has them ("" for a key not
+    looked for: a True/False question's, one out of range).
     """
-    stems = [normalise(q.text) for q in questions]
-    stem_words = [frozenset(stem.split()) for stem in stems]
-    postings: dict[str, set[int]] = defaultdict(set)
-    for b, words in enumerate(stem_words):
-        for word in words:
-            postings[word].add(b)
+    if stems is None:
+        stems = [normalise(q.text) for q in questions]
+    # Stems per word for the words that can be topic words only (the rare ones); the rest of a
+    # stem's words are split again when needed, so no word set per stem is kept.
+    df: Counter[str] = Counter()
+    for stem in stems:
+        df.update(set(stem.split()))
     rare = max(3, int(0.02 * len(stems)))
+    postings: dict[str, set[int]] = {}
+    for b, stem in enumerate(stems):
+        for word in set(stem.split()):
+            if df[word] <= rare and len(word) >= 4 and word not in _STOPWORDS:
+                postings.setdefault(word, set()).add(b)
     out = []
     for a, q in enumerate(questions):
-        if is_boolean(q) or not key_in_range(q):
+        if keys is not None:
+            key = keys[a]  # "" for a True/False question or a key out of range
+        elif is_boolean(q) or not key_in_range(q):
             continue
-        key = normalise(q.options[q.key])
-        if len(key) < s.giveaway_min_chars or contains(stems[a], key):
+        else:
+            key = normalise(q.options[q.key])
+        stem = stems[a]
+        if not key or len(key) < s.giveaway_min_chars or contains(stem, key):
             continue
         key_words = set(key.split())
-        lists = sorted((postings.get(w, set()) for w in key_words), key=len)
-        if not lists[0]:
-            continue
-        topic = {
-            w
-            for w in stem_words[a]
-            if len(w) >= 4 and w not in _STOPWORDS and len(postings[w]) <= rare
-        } - key_words
+        if not all(w in df for w in key_words):
+            continue  # no stem has the key
+        topic = {w for w in stem.split() if w in postings} - key_words
         need = max(s.cue_topic_words, 1, math.ceil(s.cue_topic_share * len(topic) - 1e-9))
         if len(topic) < need:
             continue
-        # B has the key's words and a topic word: start from whichever stems are fewer.
-        topic_lists = [postings[w] for w in topic]
-        if sum(map(len, topic_lists)) < len(lists[0]):
-            lists.insert(0, set().union(*topic_lists))
-        candidates = set.intersection(*lists) - {a}
+        # B has the key's words and ``need`` topic words: with two or more needed, B is in the
+        # stems of some pair of topic words (set intersections, each as long as the rarer word's
+        # stems), which are far fewer than the stems of any one word.
+        topic_lists = sorted((postings[w] for w in topic), key=len)
+        if need == 1:
+            candidates = set().union(*topic_lists)
+        else:
+            candidates = set()
+            for x, rarer in enumerate(topic_lists):
+                for other in topic_lists[x + 1 :]:
+                    candidates |= rarer & other
+        candidates.discard(a)
         norm: list[str] | None = None
         hits: list[tuple[int, list[str]]] = []
         for b in sorted(candidates):
-            shared = topic & stem_words[b]
-            if len(shared) < need:
-                continue  # the cheap test first: most candidates share no topic word
-            if (min(a, b), max(a, b)) in duplicates or not contains(stems[b], key):
+            if not contains(stems[b], key):
+                continue  # the cheap test first: most candidates do not have the key
+            shared = topic & set(stems[b].split())
+            if len(shared) < need or (min(a, b), max(a, b)) in duplicates:
                 continue
             if norm is None:
                 norm = [normalise(o) for o in q.options]
@@ -260,11 +359,19 @@ def _letter(i: int) -> str:
     return chr(ord("A") + i) if i < 26 else str(i + 1)
 
 
-def longest_key_bias(questions: Sequence[Question], s: LintSettings) -> list[LintFinding]:
+def longest_key_bias(
+    questions: Sequence[Question],
+    s: LintSettings,
+    option_lengths: Sequence[Sequence[int]] | None = None,
+) -> list[LintFinding]:
+    """L108 (module docstring); ``option_lengths``: each question's options' normalised lengths."""
     hits = 0
     chances: list[float] = []
-    for q in questions:
-        lengths = [len(normalise(o)) for o in q.options]
+    for n, q in enumerate(questions):
+        if option_lengths is not None:
+            lengths = list(option_lengths[n])
+        else:
+            lengths = [len(normalise(o)) for o in q.options]
         top = max(lengths)
         if lengths.count(top) != 1:
             continue  # tied: no option is strictly the longest

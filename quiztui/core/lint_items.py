@@ -21,6 +21,7 @@ import html
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -129,6 +130,8 @@ def near(raw_a: str, raw_b: str, threshold: float) -> float | None:
 def near_keys(a: str, b: str, threshold: float, raw_a: str, raw_b: str) -> float | None:
     """``near`` for two different, non-empty ``comparable`` keys of ``raw_a`` and ``raw_b``."""
     spacing_only = a.replace(" ", "") == b.replace(" ", "")
+    if not spacing_only and 2 * min(len(a), len(b)) < (threshold - 1e-9) * (len(a) + len(b)):
+        return None  # the lengths alone keep the ratio below the threshold
     value = ratio(a, b) if spacing_only else similarity(a, b, threshold)
     if value is None:  # the cheap test (C) first
         return None
@@ -164,10 +167,38 @@ def near_keys(a: str, b: str, threshold: float, raw_a: str, raw_b: str) -> float
     return value
 
 
-def is_boolean(q: Question) -> bool:
+@dataclass(frozen=True, slots=True)
+class QuestionTexts:
+    """One question's texts in the forms the rules compare, each computed once per lint.
+
+    ``stem`` and ``options`` are ``normalise``d (words only), ``compared_stem`` and ``compared``
+    the ``comparable`` keys. ``lint_quiz`` builds one per question, passes it to every rule of
+    that question, and keeps only what the rules across questions need.
+    """
+
+    stem: str
+    options: tuple[str, ...]
+    compared_stem: str
+    compared: tuple[str, ...]
+
+    @classmethod
+    def of(cls, q: Question) -> QuestionTexts:
+        return cls(
+            normalise(q.text),
+            tuple(normalise(o) for o in q.options),
+            comparable(q.text),
+            tuple(comparable(o) for o in q.options),
+        )
+
+
+def is_boolean(q: Question, options: Sequence[str] | None = None) -> bool:
+    """True/False: its kind, or two options that are True and False (``options``: normalised)."""
     if q.kind == "boolean":
         return True
-    return len(q.options) == 2 and sorted(normalise(o) for o in q.options) == ["false", "true"]
+    if len(q.options) != 2:
+        return False
+    norm = options if options is not None else [normalise(o) for o in q.options]
+    return sorted(norm) == ["false", "true"]
 
 
 def key_in_range(q: Question) -> bool:
@@ -186,6 +217,7 @@ _ABOVE = re.compile(
 # Contractions ("don't", "isn't") are not counted: grammar exercises are full of them, and a
 # question that means "NOT" writes it out.
 _NEGATIVE = re.compile(r"(?<![\w'’])(not|except|least|cannot|false|incorrect|untrue)(?!\w)", re.I)
+_NEGATIVE_ANYWHERE = re.compile(r"not|except|least|false|incorrect|untrue", re.I)  # a cheap test
 # Quotations and asides: a negative inside them ("Do not pass Go") is not the stem's.
 _ASIDES = re.compile(r"\"[^\"]*\"|“[^”]*”|‘[^’]*’|(?<!\w)'(?:[^']|'(?=\w))+'(?!\w)|\([^()]*\)")
 # Example text: code, what follows "e.g." / "for example" / "example:" to the end of its
@@ -207,9 +239,13 @@ _NOT_NEGATIVE = {  # (word, words before, words after) that qualify rather than 
 }
 
 
-def _stem_findings(item: Any, s: LintSettings) -> list[LintFinding]:
-    """L112 empty, L113 short (checked on questions and unjudged items alike)."""
-    stem = normalise(item.text)
+def _stem_findings(item: Any, s: LintSettings, stem: str | None = None) -> list[LintFinding]:
+    """L112 empty, L113 short (checked on questions and unjudged items alike).
+
+    ``stem``: the item's text normalised, when the caller has it.
+    """
+    if stem is None:
+        stem = normalise(item.text)
     if not stem:
         return [item_finding("L112", item, f"the stem has no text: {show(item.text)}")]
     words = len(stem.split())
@@ -256,6 +292,8 @@ def _html_finding(item: Any, options: Sequence[str]) -> list[LintFinding]:
 
     Skipped when the stem is about markup ("which HTML tag ..."): there tags are the content.
     """
+    if not any("<" in t or "&" in t for t in (item.text, *options)):
+        return []  # no tag without "<", no entity without "&"
     if _ABOUT_MARKUP.search(item.text.lower()):
         return []
     places = [("stem", item.text)] + [(f"option {i + 1}", o) for i, o in enumerate(options)]
@@ -279,6 +317,8 @@ def _negative_finding(q: Question) -> list[LintFinding]:
     "not including", "or not", "true or false", and "false"/"incorrect"/"untrue" in a stem that is
     not a question (a statement may call a thing false).
     """
+    if not _NEGATIVE_ANYWHERE.search(q.text):
+        return []  # blanking asides and examples only removes words, so there is none
     text = _ASIDES.sub(lambda m: " " * len(m.group()), q.text)
     text = _EXAMPLES.sub(lambda m: " " * len(m.group()), text)
     # In a passage followed by its question, only the question's sentence is the stem's.
@@ -320,12 +360,14 @@ def _negative_finding(q: Question) -> list[LintFinding]:
     return []
 
 
-def _option_findings(q: Question, s: LintSettings, key_ok: bool) -> list[LintFinding]:
+def _option_findings(
+    q: Question, s: LintSettings, key_ok: bool, texts: QuestionTexts
+) -> list[LintFinding]:
     """L116 (an option repeated), L102 (an option the same as the key), L103 (near-duplicates),
     L105 (all/none of the above). A repeated pair is L116 only."""
     out = []
     repeats = [repeat_key(o) for o in q.options]
-    keys = [comparable(o) for o in q.options]
+    keys = texts.compared
     for i in range(len(q.options)):
         for j in range(i + 1, len(q.options)):
             has_key = key_ok and q.key in (i, j)
@@ -371,7 +413,7 @@ def _option_findings(q: Question, s: LintSettings, key_ok: bool) -> list[LintFin
                     )
                 )
     for i, option in enumerate(q.options):
-        if _ABOVE.match(normalise(option)):
+        if _ABOVE.match(texts.options[i]):
             out.append(
                 item_finding(
                     "L105",
@@ -383,14 +425,14 @@ def _option_findings(q: Question, s: LintSettings, key_ok: bool) -> list[LintFin
     return out
 
 
-def _key_findings(q: Question, s: LintSettings) -> list[LintFinding]:
+def _key_findings(q: Question, s: LintSettings, texts: QuestionTexts) -> list[LintFinding]:
     """L104 (key in the stem) and L107 (key much longer than every distractor)."""
     out = []
-    norm = [normalise(o) for o in q.options]
+    norm = texts.options
     key = norm[q.key]
     # Containment compares symbols and signs too ("-7" is not in "what is 3 + 7?").
-    compared = [comparable(o).casefold() for o in q.options]
-    stem = comparable(q.text).casefold()
+    compared = [c.casefold() for c in texts.compared]
+    stem = texts.compared_stem.casefold()
     if len(key) >= s.giveaway_min_chars and contains(stem, compared[q.key]):
         others = [o for i, o in enumerate(compared) if i != q.key and len(o) >= 2]
         if not any(contains(stem, o) for o in others):
@@ -414,8 +456,13 @@ def _key_findings(q: Question, s: LintSettings) -> list[LintFinding]:
     return out
 
 
-def question_findings(q: Question, s: LintSettings) -> list[LintFinding]:
-    out = _stem_findings(q, s) + _html_finding(q, q.options) + _negative_finding(q)
+def question_findings(
+    q: Question, s: LintSettings, texts: QuestionTexts | None = None
+) -> list[LintFinding]:
+    """Every rule on one question (``texts``: its ``QuestionTexts``, when the caller has them)."""
+    if texts is None:
+        texts = QuestionTexts.of(q)
+    out = _stem_findings(q, s, texts.stem) + _html_finding(q, q.options) + _negative_finding(q)
     key_ok = key_in_range(q)
     if not key_ok:
         out.append(
@@ -425,11 +472,11 @@ def question_findings(q: Question, s: LintSettings) -> list[LintFinding]:
                 f"key index {q.key} names no option (the question has {len(q.options)} options)",
             )
         )
-    if is_boolean(q):
+    if is_boolean(q, texts.options):
         return out
-    out += _option_findings(q, s, key_ok)
+    out += _option_findings(q, s, key_ok, texts)
     if key_ok:
-        out += _key_findings(q, s)
+        out += _key_findings(q, s, texts)
     return out
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 
 # Every minus and dash variant: hyphen, non-breaking hyphen, figure/en/em dash, horizontal bar,
@@ -71,6 +72,8 @@ def strip_html(text: str) -> str:
 @lru_cache(maxsize=1 << 12)
 def _prepared(text: str) -> str:
     """HTML stripped, NFKC, dashes/quotes/superscripts unified (superscripts before NFKC)."""
+    if text.isascii() and "<" not in text and "&" not in text:
+        return text.replace("`", "'")  # NFKC and every other translation leave ASCII as it is
     return unicodedata.normalize("NFKC", strip_html(text).translate(_TRANSLATE)).translate(
         _TRANSLATE
     )
@@ -120,7 +123,10 @@ def repeat_key(text: str) -> str:
 
     Spacing, quote styles and letter case of ordinary words folded; nothing else.
     """
-    prepared = " ".join(unicodedata.normalize("NFKC", text.translate(_TRANSLATE)).split())
+    if text.isascii():  # NFKC and every translation but the backtick leave ASCII as it is
+        prepared = " ".join(text.replace("`", "'").split())
+    else:
+        prepared = " ".join(unicodedata.normalize("NFKC", text.translate(_TRANSLATE)).split())
     return prepared if _formula(prepared) else prepared.casefold()
 
 
@@ -129,11 +135,16 @@ def skeleton(key: str) -> tuple[str, ...]:
     return tuple(t for t in key.split() if not t.isalpha())
 
 
+@lru_cache(maxsize=1)
+def _indel_similarity() -> Callable[..., float]:
+    from rapidfuzz.distance import Indel  # imported on first use: start-up stays quick
+
+    return Indel.normalized_similarity  # type: ignore[no-any-return]
+
+
 def ratio(a: str, b: str, threshold: float = 0.0) -> float:
     """difflib's ratio 2·M/T, computed exactly (rapidfuzz Indel); 0.0 below ``threshold``."""
-    from rapidfuzz.distance import Indel
-
-    return float(Indel.normalized_similarity(a, b, score_cutoff=threshold))
+    return float(_indel_similarity()(a, b, score_cutoff=threshold))
 
 
 def alike_words(a: str, b: str, threshold: float) -> bool:
