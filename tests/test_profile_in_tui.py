@@ -12,6 +12,7 @@ from tui_helpers import constant_clock, settled
 
 from quiztui.assemble.vet import judge_accuracy
 from quiztui.core.calibration import JudgeProfile
+from quiztui.core.figures import judge_rates_text
 from quiztui.core.quiz import Quiz
 from quiztui.formats import load_quiz
 from quiztui.pipeline.calibrate import CalibrationRun, ProfileMeasured, load_gold
@@ -100,14 +101,17 @@ async def test_header_shows_the_profile_rates_and_intervals(
     try:
         profile = await calibrate(server, store)
         app = calibrated_app(server, store)
-        async with app.run_test(size=(120, 40)) as pilot:
+        async with app.run_test(size=(160, 40)) as pilot:
             await settled(pilot)
             screen = app.vet_screen
             header = screen.query_one("RunHeader")
             shown = str(header.render())
-            (lo, hi), (lo2, hi2) = profile.tpr_ci, profile.tnr_ci
-            assert f"profile #{profile.id}: TPR {profile.tpr:.2f} [{lo:.2f}, {hi:.2f}]" in shown
-            assert f"TNR {profile.tnr:.2f} [{lo2:.2f}, {hi2:.2f}]" in shown
+            # The rates the run scores with (the profile's Beta posterior means), the profile's
+            # intervals and its source, in the one wording of core/figures.
+            acc = profile.accuracy()
+            figure = judge_rates_text(acc.tpr, acc.tnr, acc.tpr_ci, acc.tnr_ci, acc.label)
+            assert f"profile #{profile.id} measured 20" in figure
+            assert figure in shown
             assert "uncalibrated" not in shown
             # Every scored question carries a confidence interval from the profile's counts.
             scores = [r.score for r in screen.state.questions.values()]

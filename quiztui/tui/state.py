@@ -99,6 +99,14 @@ class RunState:
         return len(self.assertions)
 
     @property
+    def not_run(self) -> int:
+        """Assertions never sent: the summary's count (a run stopped at its budget), else those
+        with no news at all (a cancelled run). See core/figures.run_state_text."""
+        if self.summary is not None:
+            return self.summary.not_run
+        return self.total - len(self.assertions)
+
+    @property
     def elapsed(self) -> float:
         if self.started_at is None:
             return 0.0

@@ -134,14 +134,6 @@ class RunFigures:
     not_run: int = 0  # assertions never sent (core/figures.run_state_text)
 
 
-def not_run(state: RunState) -> int:
-    """Assertions never sent: the summary's count (a run stopped at its budget), else those with
-    no news at all (a cancelled run)."""
-    if state.summary is not None:
-        return state.summary.not_run
-    return state.total - len(state.assertions)
-
-
 def run_figures(state: RunState) -> RunFigures:
     counts = {str(b): 0 for b in (Badge.GOOD, Badge.QUESTIONABLE, Badge.POOR, Badge.INCOMPLETE)}
     counts[str(Badge.PENDING)] = 0
@@ -163,7 +155,7 @@ def run_figures(state: RunState) -> RunFigures:
         outcomes.append(truth.get(q.id, q.key) == q.key)
     return RunFigures(
         status=state.status,
-        not_run=not_run(state),
+        not_run=state.not_run,
         questions=len(state.questions),
         badge_counts=counts,
         k_counts=dict(k_counts),

@@ -8,6 +8,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import ProgressBar, Static
 
 from quiztui.core.estimate import usd
+from quiztui.core.figures import is_partial, run_state_text
 from quiztui.tui.state import RUNNING, RunState
 from quiztui.tui.widgets.cells import elapsed_text, one_line
 
@@ -63,6 +64,8 @@ class RunStats(Vertical):
                 f"{b.api} batch {b.batch_id} {b.status} {b.completed + b.failed}/{b.total}"
                 + (f" ({b.failed} failed)" if b.failed else "")
             )
+        if is_partial(state.status, state.not_run):  # first: it says what the counts mean
+            parts.insert(0, run_state_text(state.status, state.not_run))
         line = " · ".join(parts)
         if state.last_error:
             line += f" · last: {state.last_error}"
