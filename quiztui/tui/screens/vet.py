@@ -85,6 +85,7 @@ class VetScreen(LiveRunScreen):
         Binding("escape", "clear_filter", "Clear filter", id="view.clear_filter", show=False),
         Binding("e", "edit_question", "Edit question", id="edit.open", show=False),
         Binding("ctrl+s", "save_quiz", "Save edits", id="edit.write", show=False),
+        Binding("w", "toggle_columns", "All columns", id="view.columns", show=False),
         # The review desk (screens/decide.py): one key per decision, a filter, apply fixes.
         Binding("y", "decide('accept')", "Accept the key", id="review.accept", show=False),
         Binding("o", "decide('fix')", "Fix: choose the right option", id="review.fix", show=False),
@@ -324,6 +325,10 @@ class VetScreen(LiveRunScreen):
             state.stats_dirty = False
             self.query_one(RunStats).show(state)
             self._update_labels()
+            header = self.query_one(RunHeader)
+            cost = state.usage.cost if state.usage is not None else None
+            if cost is not None and cost != header.spent:
+                header.set_run(spent=cost)
 
     def _add_verdict_rows(self, seqs: list[int]) -> None:
         state = self.state
@@ -452,6 +457,12 @@ class VetScreen(LiveRunScreen):
             quiz_level = len(self.lint_report.quiz_findings)
             if quiz_level:
                 label.append(f" ({quiz_level} about the quiz: m)")
+        table = self.questions_table
+        hidden = table.hidden_columns
+        if hidden:
+            label.append(f"  +{len(hidden)} col (w)", style="bold")
+        elif table.show_all_columns or table.overflowing:
+            label.append("  ←/→ scroll (w fits)" if table.show_all_columns else "  ←/→ scroll")
         label.append("  (f cycles, / searches)", style="dim")
         verdicts = Text(end="", no_wrap=True, overflow="ellipsis")
         verdicts.append("Verdicts", style="bold")
@@ -504,6 +515,16 @@ class VetScreen(LiveRunScreen):
             return
         profiles = getattr(self.app, "profiles", ())
         self.app.push_screen(MetricsScreen(self.quiz, lambda: self.state, profiles))
+
+    def action_toggle_columns(self) -> None:
+        """Show every column of the questions table (it scrolls sideways), or fit it again."""
+        self.questions_table.toggle_all_columns()
+        self._labels = ("", "")
+        self.call_after_refresh(self._update_labels)
+
+    def on_resize(self) -> None:
+        self._labels = ("", "")
+        self.call_after_refresh(self._update_labels)
 
     def action_open_calibrate(self) -> None:
         """The Calibrate screen (one per app: its results stay when you come back)."""
