@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from textual.app import App
+from textual.binding import BindingType
 from textual.widgets import OptionList
 from tui_helpers import (
     constant_clock,
@@ -26,7 +28,8 @@ from quiztui.assemble.review_desk import StoreDecisionBook
 from quiztui.core.decisions import DROP, FIX, REWRITE, make_decision
 from quiztui.core.quiz import Question
 from quiztui.store import Store
-from quiztui.tui.app import QuiztuiApp
+from quiztui.tui.app import APP_BINDINGS, QuiztuiApp
+from quiztui.tui.help import HelpScreen, collect_sections
 from quiztui.tui.screens.decide import DecideScreen
 from quiztui.tui.services import AppServices
 
@@ -42,7 +45,12 @@ STAR = Question(
 
 
 class DialogApp(App[None]):
-    """An empty app showing one decision dialog."""
+    """An empty app with quiztui's global keys (F1 help, quit, palette) showing one dialog."""
+
+    BINDINGS: ClassVar[list[BindingType]] = list(APP_BINDINGS)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(collect_sections(self.screen)))
 
     def __init__(self, action: str) -> None:
         super().__init__()
@@ -111,7 +119,6 @@ async def test_the_palette_records_a_decision_and_help_lists_the_keys(store: Sto
         await wait_until(pilot, lambda: app.screen is screen, what="back to the vet screen")
         await pilot.press("f1")
         await pilot.pause()
-        from quiztui.tui.help import HelpScreen
 
         assert isinstance(app.screen, HelpScreen)
         described = {e.binding_id for s in app.screen.sections for e in s.entries}

@@ -36,6 +36,7 @@ from quiztui.core.decisions import (
     pending_fixes,
 )
 from quiztui.errors import QuiztuiError
+from quiztui.tui.help import dialog_help
 from quiztui.tui.screens.confirm import ConfirmQuitScreen
 from quiztui.tui.widgets.cells import printable
 
@@ -116,8 +117,7 @@ class DecideScreen(ModalScreen[DecisionRequest | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "Record", id="decide.save", priority=True),
         Binding("escape", "cancel", "Cancel", id="decide.cancel"),
-        Binding("f1", "app.help", "Help", id="decide.help", priority=True),
-        Binding("question_mark", "app.help", "Help", id="decide.help_alt", show=False),
+        dialog_help("decide"),  # `?` (F1 is the app's, everywhere)
     ]
 
     def __init__(
