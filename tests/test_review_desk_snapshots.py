@@ -122,7 +122,13 @@ async def test_the_palette_records_a_decision_and_help_lists_the_keys(store: Sto
 
         assert isinstance(app.screen, HelpScreen)
         described = {e.binding_id for s in app.screen.sections for e in s.entries}
-        assert {"review.accept", "review.fix", "review.rewrite", "review.drop"} <= described
+        assert {
+            "review.accept",
+            "review.fix",
+            "review.rewrite",
+            "review.drop",
+            "review.clear",
+        } <= described
         assert {"review.filter", "review.apply"} <= described
 
 
