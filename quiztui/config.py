@@ -378,6 +378,28 @@ class StoreConfig(_Section):
 class UIConfig(_Section):
     theme: str = Field("quiztui-dark", description="theme name (themes/ folder or built-in)")
     flush_interval: float = Field(0.1, gt=0.0, le=2.0, description="seconds between table flushes")
+    autostart: bool = Field(
+        False,
+        description="start a vet run with a paid (non-simulated) judge as soon as the TUI opens,"
+        " without waiting for r (--autostart); a simulated judge always starts at once",
+    )
+
+
+class KeysConfig(_Section):
+    """``[keys]``: the TUI's keys by binding id, e.g. ``"run.start" = "ctrl+r"`` (F1 help lists
+    each key's id; several keys: ``"f2,ctrl+h"``). Textual's keymap applies them."""
+
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+    @model_validator(mode="after")
+    def _keys_are_strings(self) -> KeysConfig:
+        for name, value in (self.model_extra or {}).items():
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f'{name}: a key such as "f2" or "ctrl+r", not {value!r}')
+        return self
+
+    def keymap(self) -> dict[str, str]:
+        return {name: str(value) for name, value in (self.model_extra or {}).items()}
 
 
 class LogConfig(_Section):
@@ -400,7 +422,44 @@ class FormatsConfig(_Section):
     )
 
 
+class ImportConfig(_Section):
+    """``[import]``: which CSV column or JSON Lines field holds what, for names quiztui does not
+    know; the same roles as ``--columns``, which wins role by role."""
+
+    question: str | None = Field(None, description="the column holding the question text")
+    answer: str | None = Field(
+        None, description="the column holding the key (a letter, an index or the option's text)"
+    )
+    options: list[str] | None = Field(
+        None, description='the option columns, in order, e.g. ["Opt1", "Opt2", "Opt3"]'
+    )
+    choices: str | None = Field(
+        None, description="a column holding all options as one list (JSON or Python literal)"
+    )
+    category: str | None = Field(None, description="the column holding the category")
+
+    @field_validator("options", mode="before")
+    @classmethod
+    def _options(cls, value: Any) -> Any:  # QUIZTUI_IMPORT_OPTIONS="Opt1+Opt2+Opt3"
+        return (
+            [n.strip() for n in value.split("+") if n.strip()] if isinstance(value, str) else value
+        )
+
+    def columns(self) -> dict[str, tuple[str, ...]]:
+        """role -> names, for the roles set here."""
+        out: dict[str, tuple[str, ...]] = {}
+        for role in type(self).model_fields:
+            value = getattr(self, role)
+            if value:
+                out[role] = tuple(value) if isinstance(value, list) else (value,)
+        return out
+
+
 class Config(_Section):
+    model_config = ConfigDict(
+        extra="forbid", validate_assignment=True, allow_inf_nan=False, populate_by_name=True
+    )
+
     judge: JudgeConfig = Field(default_factory=JudgeConfig)  # type: ignore[arg-type]
     vet: VetConfig = Field(default_factory=VetConfig)  # type: ignore[arg-type]
     grade: GradeConfig = Field(default_factory=GradeConfig)  # type: ignore[arg-type]
@@ -413,10 +472,18 @@ class Config(_Section):
     store: StoreConfig = Field(default_factory=StoreConfig)  # type: ignore[arg-type]
     ui: UIConfig = Field(default_factory=UIConfig)  # type: ignore[arg-type]
     log: LogConfig = Field(default_factory=LogConfig)  # type: ignore[arg-type]
+    keys: KeysConfig = Field(default_factory=KeysConfig)  # type: ignore[arg-type]
     formats: FormatsConfig = Field(default_factory=FormatsConfig)  # type: ignore[arg-type]
+    # "import" is a Python keyword: the attribute is import_, the TOML table and variables "import".
+    import_: ImportConfig = Field(default_factory=ImportConfig, alias="import")  # type: ignore[arg-type]
 
     def db_path(self) -> Path:
         return Path(self.store.path).expanduser() if self.store.path else default_db_path()
+
+
+def section_name(field: str) -> str:
+    """A config section's name in TOML and QUIZTUI_ variables (``import_`` -> ``import``)."""
+    return Config.model_fields[field].alias or field
 
 
 def _format_error(source: str, exc: ValidationError) -> str:
@@ -429,13 +496,13 @@ def _format_error(source: str, exc: ValidationError) -> str:
 
 def _env_overrides(environ: dict[str, str]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
-    sections = set(Config.model_fields)
+    sections = {section_name(name): name for name in Config.model_fields}
     for name, value in environ.items():
         if not name.startswith("QUIZTUI_") or name in LOCATION_VARIABLES:
             continue
         section, _, key = name[len("QUIZTUI_") :].lower().partition("_")
         if section in sections and key:
-            out.setdefault(section, {})[key] = value
+            out.setdefault(sections[section], {})[key] = value
     return out
 
 
@@ -479,7 +546,10 @@ def default_config_text() -> str:
     defaults = Config()
     for section, field in Config.model_fields.items():
         model = getattr(defaults, section)
+        section = section_name(section)
         lines.append(f"[{section}]")
+        if section == "keys":  # a table of binding id = keys, empty by default
+            lines.append('# "run.start" = "ctrl+r"   (binding id = keys; F1 help lists the ids)')
         for key, info in type(model).model_fields.items():
             value = getattr(model, key)
             if info.description:

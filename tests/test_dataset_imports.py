@@ -6,11 +6,14 @@ Option order is kept as written; extra columns stay with the question as metadat
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
 
 from quiztui.cli import main
+from quiztui.cli._quiz import quiz_columns
+from quiztui.config import load_config
 from quiztui.errors import QuizFormatError
 from quiztui.formats import load_quiz
 from quiztui.formats.bank_io import load_bank
@@ -248,3 +251,58 @@ def test_saving_an_edit_keeps_the_file_shape(tmp_path: Path, text: str, edited_r
     assert saved.count(newline) == text.count(newline)  # the file's own line endings
     assert saved.splitlines()[:-1] == text.splitlines()[:-1]
     assert saved.splitlines()[-1] == edited_row
+
+
+UNIT3 = (
+    "Nr;Frage;Antwort1;Antwort2;Antwort3;Lösung;Einheit\n"
+    "1;Which word is a noun?;run;table;quickly;2;Unit 3\n"
+    "2;Which word is a verb?;swim;blue;slowly;1;Unit 3\n"
+)
+
+
+def test_an_import_table_in_the_config_maps_the_columns_for_every_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A teacher's spreadsheet export with German headers, mapped once in the config file.
+    path = _write(tmp_path / "unit3.csv", UNIT3)
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[store]\npath = "{tmp_path / "runs.db"}"\n'
+        '[import]\nquestion = "Frage"\nanswer = "Lösung"\n'
+        'options = ["Antwort1", "Antwort2", "Antwort3"]\ncategory = "Einheit"\n',
+        encoding="utf-8",
+    )
+    assert main(["lint", str(path), "--config", str(config), "--fail-on", "never"]) == 0
+    report = tmp_path / "report.json"
+    argv = ["vet", str(path), "--config", str(config), "--no-tui", "--judge", "simulated"]
+    assert main([*argv, "--fail-on", "never", "-o", str(report)]) == 0
+    body = json.loads(report.read_text(encoding="utf-8"))
+    assert [q["options"] for q in body["questions"]] == [
+        ["run", "table", "quickly"],
+        ["swim", "blue", "slowly"],
+    ]
+    assert main(["review", str(path), "--config", str(config), "--judge", "simulated"]) == 0
+    capsys.readouterr()
+    # --columns wins role by role: the rest of the table still applies.
+    merged = quiz_columns(load_config(config), "question=Nr")
+    assert merged is not None and (merged["question"], merged["answer"]) == (("Nr",), ("Lösung",))
+    assert [q.text for q in load_quiz(path, columns=merged).questions] == ["1", "2"]
+    # `config show` names the table as it is written, and a variable sets it too.
+    assert main(["config", "show", "--config", str(config)]) == 0
+    assert '[import]\nquestion = "Frage"' in capsys.readouterr().out
+
+
+def test_the_import_table_from_environment_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("QUIZTUI_IMPORT_QUESTION", "Frage")
+    monkeypatch.setenv("QUIZTUI_IMPORT_ANSWER", "Lösung")
+    monkeypatch.setenv("QUIZTUI_IMPORT_OPTIONS", "Antwort1+Antwort2+Antwort3")
+    columns = load_config().import_.columns()
+    assert columns == {
+        "question": ("Frage",),
+        "answer": ("Lösung",),
+        "options": ("Antwort1", "Antwort2", "Antwort3"),
+    }
+    quiz = load_quiz(_write(tmp_path / "unit3.csv", UNIT3), columns=columns)
+    assert [q.key for q in quiz.questions] == [1, 0]

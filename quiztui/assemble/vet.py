@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -155,7 +155,12 @@ def teach_simulated_judge(provider: Provider, edited: Quiz, start: Quiz) -> None
 
 
 def open_quiz(
-    config: Config, quiz_path: Path | None, resume: int | None, *, strict: bool = False
+    config: Config,
+    quiz_path: Path | None,
+    resume: int | None,
+    *,
+    strict: bool = False,
+    columns: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[Store, Quiz]:
     """The run store and the quiz (a resumed run's own quiz file when none is given).
 
@@ -174,7 +179,7 @@ def open_quiz(
         store.close()
         raise QuiztuiError("no quiz given: quiztui vet QUIZ")
     try:
-        return store, load_quiz(quiz_path, strict=strict or config.formats.strict)
+        return store, load_quiz(quiz_path, strict=strict or config.formats.strict, columns=columns)
     except QuiztuiError:
         store.close()
         raise

@@ -32,7 +32,9 @@ def cmd_config(config: Any, args: argparse.Namespace) -> int:
         return 0
     import tomli_w
 
-    print(tomli_w.dumps(load_config(args.config).model_dump(exclude_none=True)), end="")
+    print(
+        tomli_w.dumps(load_config(args.config).model_dump(exclude_none=True, by_alias=True)), end=""
+    )
     return 0
 
 

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from quiztui.cli._args import Parents, help_for
+from quiztui.cli._args import COLUMNS_HELP, Parents, help_for
 from quiztui.config import Config
 from quiztui.core.bank import Bank, bank_quiz, item_index
 from quiztui.core.lint import FAIL_ON as LINT_FAIL_ON
@@ -74,8 +74,7 @@ def register(sub: Any, parents: Parents) -> None:
     p.add_argument(
         "--columns",
         metavar="ROLE=NAME,...",
-        help="which CSV column or JSON Lines field holds what, for names quiztui does not know:"
-        " question=Stem,answer=Key,options=Opt1+Opt2+Opt3,category=Unit",
+        help=COLUMNS_HELP + " ([import])",
     )
     p.add_argument(
         "--fail-on",
@@ -135,9 +134,9 @@ def cmd_convert(config: Config, args: argparse.Namespace) -> int:
         raise QuiztuiError("writing to stdout: name the output format with --to")
     fmt = output_format(args.output, args.to)
     strict = args.strict or config.formats.strict
-    from quiztui.formats._dataset import parse_columns
+    from quiztui.cli._quiz import quiz_columns
 
-    columns = parse_columns(args.columns) if args.columns else None
+    columns = quiz_columns(config, args.columns)
     bank = load_bank(args.input, known_input(args.from_format), strict=strict, columns=columns)
     for line in bank.load_report():
         print(f"quiztui: {line}", file=sys.stderr)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from quiztui.assemble.common import lint_report
-from quiztui.cli._args import Parents, help_for
+from quiztui.cli._args import COLUMNS_HELP, Parents, help_for
 from quiztui.config import Config
 from quiztui.core.lint import FAIL_ON as LINT_FAIL_ON
 from quiztui.core.quiz import Quiz
@@ -71,8 +71,7 @@ def register(sub: Any, parents: Parents) -> None:
     p.add_argument(
         "--columns",
         metavar="ROLE=NAME,...",
-        help="which CSV column or JSON Lines field holds what, for names quiztui does not know:"
-        " question=Stem,answer=Key,options=Opt1+Opt2+Opt3,category=Unit",
+        help=COLUMNS_HELP + " ([import])",
     )
     p.add_argument("-o", "--output", type=Path, help="write the report to this file")
     p.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
@@ -131,9 +130,9 @@ def cmd_lint(config: Config, args: argparse.Namespace) -> int:
         raise ConfigError("lint: a quiz file is needed (or --explain CODE)")
     extra = disabled_codes(args.disable)
     fail_on = args.lint_fail_on or config.lint.fail_on
-    from quiztui.formats._dataset import parse_columns
+    from quiztui.cli._quiz import quiz_columns
 
-    columns = parse_columns(args.columns) if args.columns else None
+    columns = quiz_columns(config, args.columns)
     quiz = load_quiz(args.quiz, strict=args.strict or config.formats.strict, columns=columns)
     for line in quiz.load_report():
         print(f"quiztui: {line}", file=sys.stderr)

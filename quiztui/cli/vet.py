@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from quiztui.cli import batch as cli_batch
 from quiztui.cli import estimate as cli_estimate
-from quiztui.cli._args import Parents, help_for
+from quiztui.cli._args import COLUMNS_HELP, STRICT_HELP, Parents, help_for
 from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.core.kscore import BADGE_SEVERITY, Badge
 from quiztui.core.terminal import RAW_CSV_HELP
@@ -46,11 +46,13 @@ def register(sub: Any, parents: Parents) -> None:
         "--no-tui", action="store_true", help="run headless: progress on stderr, report on stdout"
     )
     vet.add_argument(
-        "--strict",
+        "--autostart",
         action="store_true",
-        help="stop at the quiz file's first bad item (exit 2) instead of skipping it"
-        " ([formats] strict = true)",
+        help="TUI: start the run with a paid judge at once instead of showing its estimate and"
+        " waiting for r ([ui] autostart = true); a simulated judge always starts at once",
     )
+    vet.add_argument("--strict", action="store_true", help=STRICT_HELP)
+    vet.add_argument("--columns", metavar="ROLE=NAME,...", help=COLUMNS_HELP + " ([import])")
     vet.add_argument(
         "--format",
         choices=("json", "csv", "md", "html", "junit"),
@@ -136,7 +138,16 @@ async def headless(start_run: StartRun, progress: Progress) -> RunSummary | None
     return summary
 
 
-def build_vet_app(config: Config, store: Store, quiz: Quiz, runs: VetRuns) -> Any:
+def build_vet_app(
+    config: Config,
+    store: Store,
+    quiz: Quiz,
+    runs: VetRuns,
+    *,
+    autostart: bool = False,
+    resume: int | None = None,
+    batch_api: bool = False,
+) -> Any:
     """The vet TUI over ``quiz`` with every tool wired to the configured judge and store."""
     from quiztui.assemble import calibrate, grade, review, robustness
     from quiztui.assemble.common import lint_report
@@ -193,8 +204,26 @@ def build_vet_app(config: Config, store: Store, quiz: Quiz, runs: VetRuns) -> An
         runs=StoreHistory(config.db_path()),
         decisions=StoreDecisionBook(store),
     )
+    # A paid judge waits for r, its estimate in the header; a simulated one starts at once.
+    autorun = runs.provider.simulated or autostart or config.ui.autostart
+    if not autorun:
+        from dataclasses import replace
+
+        from quiztui.assemble.estimate import estimate_vet
+        from quiztui.errors import QuiztuiError
+
+        try:
+            _, estimate = estimate_vet(config, store, quiz, resume, batch_api)
+        except QuiztuiError:
+            estimate = None  # the header says "cost unknown"; r still starts the run
+        services = replace(services, estimate=estimate)
     return QuiztuiApp(
-        quiz, services, theme_name=config.ui.theme, flush_interval=config.ui.flush_interval
+        quiz,
+        services,
+        autorun=autorun,
+        theme_name=config.ui.theme,
+        flush_interval=config.ui.flush_interval,
+        keymap=config.keys.keymap(),
     )
 
 
@@ -202,11 +231,13 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
     from quiztui.assemble.common import lint_report
     from quiztui.assemble.review_desk import decisions_for
     from quiztui.assemble.vet import open_quiz, vet_runs
+    from quiztui.cli._quiz import quiz_columns
     from quiztui.report import render_report
     from quiztui.report.progress import Progress
     from quiztui.report.writers import ReportExtras, format_for
 
-    store, quiz = open_quiz(config, args.quiz, args.resume, strict=args.strict)
+    columns = quiz_columns(config, args.columns)
+    store, quiz = open_quiz(config, args.quiz, args.resume, strict=args.strict, columns=columns)
     for line in quiz.load_report():
         print(f"quiztui: {line}", file=sys.stderr)
     try:
@@ -219,7 +250,15 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
                 print(f"quiztui: {note}", file=sys.stderr)
         runs = vet_runs(config, quiz, store, args.resume, getattr(args, "batch_api", False))
         if not args.no_tui:
-            build_vet_app(config, store, quiz, runs).run()
+            build_vet_app(
+                config,
+                store,
+                quiz,
+                runs,
+                autostart=args.autostart,
+                resume=args.resume,
+                batch_api=getattr(args, "batch_api", False),
+            ).run()
             return 0
         if runs.provider.simulated:
             print(f"quiztui: judging with the {runs.provider.label}", file=sys.stderr)
