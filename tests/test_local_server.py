@@ -234,4 +234,5 @@ async def test_the_limit_starts_at_the_slots_a_local_server_reports(
         await judge.aclose()
         paths = [r.path for r in server.requests]
     assert judge.limiter.limit == limit and judge.usage.limit == limit
-    assert paths == ["/v1/models", "/props"]  # llama.cpp's /props asked once, answered or not
+    assert paths[:2] == ["/v1/models", "/props"]  # llama.cpp's /props asked once, answered or not
+    assert paths[2:] == ["/tokenize", "/extras/tokenize"]  # its tokenizer looked for (none here)

@@ -94,6 +94,8 @@ class UsageUpdated:
     in_flight: int = 0  # requests on the wire now (the provider's connections in use)
     limit: int = 0  # the provider's concurrency limit now (adaptive); 0 when unknown
     cost: float | None = None  # USD so far at the configured price; None when no price is known
+    # "estimated" / "counted by the server's tokenizer" where a server sent no usage; "" otherwise
+    tokens_note: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,6 +81,7 @@ class _Counters:
     batches: int = 0
     failed: int = 0  # batches whose request failed for good (no reply at all)
     estimated: int = 0  # replies whose token counts are estimates (the server sent no usage)
+    counted: int = 0  # replies without usage counted by the server's tokenizer instead
 
 
 class _BatchReply:
@@ -397,6 +398,7 @@ class Judging:
                 result.tokens_out,
             )
             self.counters.estimated += result.tokens_estimated
+            self.counters.counted += result.tokens_counted
             if result.finish_reason == "length":
                 batch.problem = CUT_AT_MAX_TOKENS
             elif result.finish_reason not in (None, "stop"):
@@ -511,6 +513,15 @@ class Judging:
             return None
         return self.price.cost(self.counters.tokens_in, self.counters.tokens_out)
 
+    @property
+    def tokens_note(self) -> str:
+        """How the token figures were had where a server sent no usage: "estimated" when any
+        reply's were, "counted by the server's tokenizer" when its tokenize endpoint counted
+        them all; "" when every reply carried usage."""
+        if self.counters.estimated:
+            return "estimated"
+        return "counted by the server's tokenizer" if self.counters.counted else ""
+
     def usage_event(self) -> UsageUpdated:
         usage = self.run.provider.usage
         return UsageUpdated(
@@ -526,6 +537,7 @@ class Judging:
             # Connections in use and the (adaptive) limit, as the provider counts them now.
             in_flight=usage.in_flight,
             limit=usage.limit,
+            tokens_note=self.tokens_note,
         )
 
     # the end ----------------------------------------------------------------------------------

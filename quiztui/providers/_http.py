@@ -186,6 +186,14 @@ class HTTPProvider:
                 except StreamInterrupted:
                     self.limiter.rate_limited(slot, "the server cut a stream short")
                     raise
+                if not result.tokens_in and not result.tokens_out:
+                    # No usage: the server's own tokenizer where it has one, asked while the
+                    # slot is held (a one-request server takes it for a request).
+                    counted = await self._server_tokens(request, result.text)
+                    if counted is not None:
+                        result.tokens_in, result.tokens_out = counted
+                        result.tokens_counted = True
+                        self.usage.counted += 1
             result.attempts = n
             return result
 
@@ -246,6 +254,11 @@ class HTTPProvider:
 
     def _fallback(self, request: ChatRequest, exc: RequestFailed) -> str | None:
         """A note to retry at once after ``exc`` with changed settings, or None to give up."""
+        return None
+
+    async def _server_tokens(self, request: ChatRequest, reply: str) -> tuple[int, int] | None:
+        """(prompt, completion) tokens counted by the server's tokenizer for a reply it sent no
+        usage for; None where it has none (then the figures are estimated)."""
         return None
 
     def _error_message(self, body: Any) -> str | None:

@@ -40,6 +40,7 @@ class ChatResult:
     logprobs: list[TokenLogprob] | None = None  # the reply's tokens, when the provider sent them
     refusal: str | None = None  # the provider's refusal message, when it sent one instead of text
     tokens_estimated: bool = False  # the server reported no usage; the counts are estimates
+    tokens_counted: bool = False  # no usage either; counted by the server's own tokenizer
 
 
 @dataclass(slots=True)
@@ -89,6 +90,7 @@ class Usage:
     in_flight: int = 0  # requests on the wire right now
     limit: int = 0  # the concurrency limit in force now (adaptive: moves with 429s); 0 unknown
     estimated: int = 0  # replies whose token counts are estimates (the server reported none)
+    counted: int = 0  # replies without usage counted by the server's tokenizer (/tokenize)
 
 
 class Provider(Protocol):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import json
+import logging
 import math
 from typing import Any, Literal, Unpack
 
@@ -33,8 +34,16 @@ from quiztui.providers.base import (
     StreamInterrupted,
     StructuredRejected,
 )
-from quiztui.providers.probe import check_endpoint, server_slots
+from quiztui.providers.probe import (
+    Tokenizer,
+    check_endpoint,
+    server_slots,
+    server_tokenizer,
+    token_count,
+)
 from quiztui.providers.retry import TRANSIENT, Retryable
+
+log = logging.getLogger(__name__)
 
 CHAT_PATH = "/chat/completions"
 # Models whose chat templates drop or refuse a system message (llama.cpp's "gemma" format drops it
@@ -126,6 +135,7 @@ class OpenAICompatProvider(HTTPProvider):
         self.structured_wire: str | None = None if structured == "off" else "json_schema"
         self._structured_settled = structured == "off"  # the endpoint's answer is known
         self._probe_lock = asyncio.Lock()
+        self.tokenizer: Tokenizer | None = None  # a local server's tokenize endpoint (probe)
 
     async def complete(
         self,
@@ -187,7 +197,49 @@ class OpenAICompatProvider(HTTPProvider):
         slots = server_slots(self.base_url, headers=headers)
         if slots is not None and self.limiter.adaptive:
             self.limiter.start_at(slots, f"the server serves {slots} at once (/props)")
+        self.tokenizer = server_tokenizer(self.base_url, headers=headers)
+        if self.tokenizer is not None:
+            log.info("%s tokenizer at %s", self.tokenizer.server, self.tokenizer.url)
+            if self.tokenizer.server == "llama-cpp-python":
+                self._suit_llama_cpp_python()
         return models
+
+    def _suit_llama_cpp_python(self) -> None:
+        """llama-cpp-python's server (found by its ``/extras/tokenize``): its structured output is
+        ``json_object`` with a schema (it answers ``json_schema`` with a 500), and it computes
+        logprobs in Python over the whole vocabulary, sorting it per token — measured 1.6 s a
+        token for Gemma 3's 262k vocabulary on two cores, ten times the token itself — so
+        logprobs "auto" does not ask it ("on" still does)."""
+        if self.structured_wire == "json_schema":
+            self.structured_wire = "json_object"
+        # One lock serves every request, and a request waiting for it ends the running stream
+        # (its interrupt_requests): one at a time, never more.
+        self.limiter.max_limit = 1
+        self.limiter.start_at(1, "llama-cpp-python serves one request at a time")
+        if self.logprobs == "auto" and not self.logprobs_rejected:
+            self.logprobs_rejected = True
+            log.info("logprobs not asked: llama-cpp-python computes them in Python (slow)")
+
+    async def _server_tokens(self, request: ChatRequest, reply: str) -> tuple[int, int] | None:
+        """The prompt (the messages' text as sent) and the reply counted by the server's tokenize
+        endpoint (:func:`~quiztui.providers.probe.server_tokenizer`); None without one or when
+        it fails (the estimate stands in)."""
+        if self.tokenizer is None:
+            return None
+        prompt = "\n".join(m["content"] for m in self._messages(request))
+        counts = []
+        for text in (prompt, reply):
+            try:
+                response = await self._client.post(
+                    self.tokenizer.url, json={self.tokenizer.field: text}
+                )
+            except httpx.HTTPError:
+                return None
+            count = token_count(response) if response.status_code == 200 else None
+            if count is None:
+                return None
+            counts.append(count)
+        return counts[0], counts[1]
 
     def _body(self, request: ChatRequest, stream: bool, logprobs: bool) -> dict[str, Any]:
         body: dict[str, Any] = {

@@ -14,12 +14,17 @@ report it as it does. Ollama lists ``name:tag``; a model given without a tag mat
 
 :func:`server_slots` asks a loopback or LAN server how many requests it serves at once (llama.cpp's
 ``/props``), so the adaptive limit starts there instead of at ``judge.concurrency``.
+
+:func:`server_tokenizer` finds a loopback or LAN server's tokenize endpoint: llama.cpp's
+``POST /tokenize {"content": ...}`` or llama-cpp-python's ``POST /extras/tokenize {"input": ...}``
+(both answer ``{"tokens": [...]}``), to count the tokens of replies the server sends no usage for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
@@ -92,6 +97,59 @@ def server_slots(
     return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0 else None
 
 
+@dataclass(frozen=True, slots=True)
+class Tokenizer:
+    """A server's tokenize endpoint: ``POST url {field: text}`` → ``{"tokens": [...]}``."""
+
+    server: Literal["llama.cpp", "llama-cpp-python"]
+    url: str
+    field: str
+
+
+# (server, path under the server's root, the text's field), tried in this order.
+_TOKENIZERS: tuple[tuple[Literal["llama.cpp", "llama-cpp-python"], str, str], ...] = (
+    ("llama.cpp", "/tokenize", "content"),
+    ("llama-cpp-python", "/extras/tokenize", "input"),
+)
+
+
+def server_tokenizer(
+    base_url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 5.0,
+    transport: httpx.BaseTransport | None = None,
+) -> Tokenizer | None:
+    """The tokenize endpoint of a loopback or LAN server (llama.cpp's ``/tokenize``,
+    llama-cpp-python's ``/extras/tokenize``), found by asking each to tokenize a word; None for a
+    server elsewhere or one that has neither (Ollama, vLLM's takes another body, LM Studio)."""
+    parts = urlsplit(base_url)
+    if not _is_local(parts.hostname or ""):
+        return None
+    root = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/').removesuffix('/v1')}"
+    try:
+        with httpx.Client(timeout=timeout, transport=transport) as client:
+            for server, path, field in _TOKENIZERS:
+                response = client.post(
+                    root + path, json={field: "quiz"}, headers=dict(headers or {})
+                )
+                if response.status_code == 200 and token_count(response) is not None:
+                    return Tokenizer(server, root + path, field)
+    except httpx.HTTPError:
+        return None
+    return None
+
+
+def token_count(response: httpx.Response) -> int | None:
+    """The length of a tokenize answer's ``tokens`` list; None when it is no such answer."""
+    try:
+        body: Any = response.json()
+    except ValueError:
+        return None
+    tokens = body.get("tokens") if isinstance(body, dict) else None
+    return len(tokens) if isinstance(tokens, list) else None
+
+
 def _is_local(host: str) -> bool:
     import ipaddress
 
@@ -124,4 +182,4 @@ def _has_model(models: list[str], model: str) -> bool:
     return model in models or (":" not in model and f"{model}:latest" in models)
 
 
-__all__ = ["check_endpoint", "server_slots"]
+__all__ = ["Tokenizer", "check_endpoint", "server_slots", "server_tokenizer", "token_count"]

@@ -54,8 +54,10 @@ class Progress:
         self.last_draw = 0.0
         self.last_decile = -1
         self.last_line = ""
+        self.tokens_note = ""  # the last usage event's: "estimated", "counted by the server's…"
 
     def usage(self, event: UsageUpdated, final: bool = False) -> None:
+        self.tokens_note = event.tokens_note
         self.update(
             event.judged,
             event.unjudged,
@@ -98,7 +100,13 @@ class Progress:
         line = (
             f"{done}/{total} {self.unit} ({frac:.0%}) · {self.missed} {unjudged} · requests {requests}"
             f" · retries {retries} · tokens {tokens_in}/{tokens_out}"
-            + (" (estimated)" if estimated else "")
+            + (
+                " (estimated)"
+                if estimated
+                else f" ({self.tokens_note})"
+                if self.tokens_note
+                else ""
+            )
             + f" · {now - self.start:.1f}s"
         )
         if self.tty:

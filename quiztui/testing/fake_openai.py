@@ -43,6 +43,10 @@ a request with that ``response_format`` in the schema's JSON, and refuses the ot
 servers do (400 naming it; llama-cpp-python's 500 quoting its validation error); ``"text"`` refuses every
 ``response_format`` but text with a 400 naming it; None ignores ``response_format``.
 ``props=True`` serves llama.cpp's ``GET /props`` with ``total_slots`` (``slots``, else 1).
+``tokenize="llama.cpp"`` serves ``POST /tokenize {"content": ...}``, ``"llama-cpp-python"``
+``POST /extras/tokenize {"input": ...}``; both answer ``{"tokens": [...]}``, one token per word
+(a count unlike the estimate's), and llama-cpp-python's waits for a slot as a chat request does,
+so with ``slots`` set it ends a running stream as that server's lock does.
 
 The request log records whether an ``Authorization`` header was sent, never its value.
 """
@@ -93,6 +97,11 @@ OPENAI_FAULT_KINDS: tuple[str, ...] = FAULT_KINDS + EXTRA_FAULT_KINDS + ("stream
 SERVER_ERROR_MESSAGE = "The server had an error while processing your request. Sorry about that!"
 REFUSAL_TEXT = "I'm sorry, but I can't help with that."
 CHAT_PATH = "/v1/chat/completions"
+# The tokenize endpoints served by ``tokenize=``: (path, the text's field).
+_TOKENIZE = {
+    "llama.cpp": ("/tokenize", "content"),
+    "llama-cpp-python": ("/extras/tokenize", "input"),
+}
 _JSON = "application/json"
 _COMPACT = (",", ":")
 _INVALID = "invalid_request_error"
@@ -229,6 +238,7 @@ class FakeOpenAI:
         usage: bool = True,
         structured: str | None = None,
         props: bool = False,
+        tokenize: str | None = None,
     ) -> None:
         for kind in fault_kinds:
             _check_kind(kind, self.fault_names)
@@ -257,6 +267,10 @@ class FakeOpenAI:
             raise ValueError("structured must be None, 'json_schema', 'json_object' or 'text'")
         self.structured = structured  # the response_format type honoured (None: ignored)
         self.props = props  # serve llama.cpp's GET /props (total_slots: ``slots`` or 1)
+        if tokenize not in (None, *_TOKENIZE):
+            raise ValueError("tokenize must be None, 'llama.cpp' or 'llama-cpp-python'")
+        self.tokenize = tokenize  # the server whose tokenize endpoint is served (None: none)
+        self.tokenized: list[str] = []  # the texts the tokenize endpoint was asked to count
         self._slot_sem: asyncio.Semaphore | None = None
         self._waiting = 0  # chat requests waiting for a slot
         self.interrupted = 0  # streams ended early because another request waited
@@ -483,7 +497,13 @@ class FakeOpenAI:
                     return await self._chat(base, body, writer, keep_alive)
                 finally:
                     self._slot_sem.release()
-            if path.startswith("/v1/models") and method == "GET":
+            if (
+                self.tokenize is not None
+                and method == "POST"
+                and path == _TOKENIZE[self.tokenize][0]
+            ):
+                payload = await self._tokenize(body)
+            elif path.startswith("/v1/models") and method == "GET":
                 payload = self._models_payload(path)
             elif path == "/props" and method == "GET" and self.props:
                 payload = {"total_slots": self.slots or 1, "model_alias": self.models[0]}
@@ -498,6 +518,24 @@ class FakeOpenAI:
         self._record(**base, status=200)
         self._send(writer, 200, json.dumps(payload).encode(), keep_alive)
         return keep_alive
+
+    async def _tokenize(self, body: bytes) -> dict[str, Any]:
+        """A tokenize request: one token per word of the text field."""
+        assert self.tokenize is not None
+        field = _TOKENIZE[self.tokenize][1]
+        try:
+            text = json.loads(body)[field]
+        except (ValueError, KeyError, TypeError):
+            raise _Reply(422, f"field required: {field}", _INVALID) from None
+        if self.tokenize == "llama-cpp-python" and self._slot_sem is not None:
+            self._waiting += 1  # the server's lock: a running stream sees a request waiting
+            try:
+                await self._slot_sem.acquire()
+            finally:
+                self._waiting -= 1
+            self._slot_sem.release()
+        self.tokenized.append(str(text))
+        return {"tokens": list(range(len(str(text).split())))}
 
     async def _batch_route(
         self, base: dict[str, Any], body: bytes, writer: asyncio.StreamWriter, keep_alive: bool
