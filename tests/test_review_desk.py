@@ -374,3 +374,29 @@ def test_gold_from_review_with_the_simulated_judge_and_a_changed_prompt(
     assert f"the judge prompt has changed since run {run_id}" in capsys.readouterr().err
     assert main(["calibrate", str(quiz_path), "--gold-from-review", str(run_id)]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def test_a_json_question_saved_with_a_new_key_keeps_every_other_byte() -> None:
+    """``dump_like``: the same members in the same order → only the changed values rewritten
+    (indentation, inline arrays, escapes, spacing kept); another shape → rendered like it."""
+    import json
+
+    from quiztui.formats._source import dump_like
+
+    original = (
+        '{\n    "question": "Caf\\u00e9 or tea?",\n    "responses": ["Caf\\u00e9",  "Tea"],'
+        '\n    "correct": "Tea", "n": 2\n  }'
+    )
+    text = "[\n  " + original + "\n]\n"
+    obj = json.loads(original)
+    obj["correct"] = "Café"
+    patched = dump_like(obj, original, text, 4)
+    assert patched == original.replace('"correct": "Tea"', '"correct": "Caf\\u00e9"')
+    obj["responses"][1] = "Green tea"
+    assert dump_like(obj, original, text, 4) == patched.replace('"Tea"]', '"Green tea"]')
+    obj["responses"].append("Water")  # another shape: the whole object in the file's style
+    reshaped = dump_like(obj, original, text, 4)
+    assert json.loads(reshaped) == obj and reshaped.startswith('{\n    "question"')
+    one_line = '{"question":"2+2?","responses":["4","5"],"correct":"5"}'
+    fixed = json.loads(one_line) | {"correct": "4"}
+    assert dump_like(fixed, one_line, one_line, 0) == one_line.replace('"5"}', '"4"}')

@@ -200,10 +200,81 @@ def json_array_spans(text: str, key: str | None = None) -> list[tuple[int, int]]
     return spans
 
 
+def _members(text: str, pos: int) -> list[tuple[int, int]] | None:
+    """The (start, end) spans of the values of the JSON object or array starting at ``pos``
+    (None: not one, or unreadable)."""
+    decoder = json.JSONDecoder()
+    opening = text[pos : pos + 1]
+    if opening not in ("{", "["):
+        return None
+    closing = "}" if opening == "{" else "]"
+    spans: list[tuple[int, int]] = []
+    pos = _skip(text, pos + 1)
+    try:
+        while text[pos : pos + 1] != closing:
+            if opening == "{":
+                _, pos = decoder.raw_decode(text, pos)  # the member's name
+                pos = _skip(text, pos)
+                if text[pos : pos + 1] != ":":
+                    return None
+                pos = _skip(text, pos + 1)
+            _, end = decoder.raw_decode(text, pos)
+            spans.append((pos, end))
+            pos = _skip(text, end)
+            if text[pos : pos + 1] == ",":
+                pos = _skip(text, pos + 1)
+            elif text[pos : pos + 1] != closing:
+                return None
+    except json.JSONDecodeError:
+        return None
+    return spans
+
+
+def _patched(old: Any, new: Any, text: str, start: int, end: int, ascii_only: bool) -> str | None:
+    """The JSON value at ``text[start:end]`` (which reads as ``old``) changed into ``new`` by
+    rewriting only the scalars that differ, every other byte kept; None when the shape differs
+    (members added, removed or reordered; lengths changed)."""
+    if old == new and type(old) is type(new):
+        return text[start:end]
+    if isinstance(old, dict) and isinstance(new, dict):
+        if list(old) != list(new):
+            return None
+        values: list[Any] = list(zip(old.values(), new.values(), strict=True))
+    elif isinstance(old, list) and isinstance(new, list):
+        if len(old) != len(new):
+            return None
+        values = list(zip(old, new, strict=True))
+    elif isinstance(old, (dict, list)) or isinstance(new, (dict, list)):
+        return None
+    else:
+        return json.dumps(new, ensure_ascii=ascii_only)
+    spans = _members(text, start)
+    if spans is None or len(spans) != len(values):
+        return None
+    pieces, pos = [], start
+    for (old_value, new_value), (a, b) in zip(values, spans, strict=True):
+        patched = _patched(old_value, new_value, text, a, b, ascii_only)
+        if patched is None:
+            return None
+        pieces += [text[pos:a], patched]
+        pos = b
+    pieces.append(text[pos:end])
+    return "".join(pieces)
+
+
 def dump_like(obj: Any, original: str, text: str, start: int) -> str:
     """``obj`` as JSON in the style of ``original`` (the element it replaces, which starts at
-    ``start`` of ``text``): one line or indented like it, ASCII-escaped only if it was."""
+    ``start`` of ``text``): one line or indented like it, ASCII-escaped only if it was.
+
+    When ``obj`` has the shape of ``original`` (the same members in the same order), only the
+    values that changed are rewritten and every other byte of ``original`` is kept."""
     ascii_only = "\\u" in original and original.isascii()
+    try:
+        patched = _patched(json.loads(original), obj, original, 0, len(original), ascii_only)
+    except (json.JSONDecodeError, ValueError):
+        patched = None
+    if patched is not None and json.loads(patched) == obj:
+        return patched
     if "\n" not in original:
         compact = ", " not in original and ": " not in original
         separators = (",", ":") if compact else (", ", ": ")
