@@ -81,6 +81,7 @@ def judge_config(server: FakeOpenAI) -> Config:
 
 
 def open_app(config: Config, quiz_path: Path) -> tuple[QuiztuiApp, Store]:
+    """The app as ``quiztui QUIZ`` builds it (outside the test's event loop, as the CLI does)."""
     store = Store(config.db_path())
     quiz = load_quiz(quiz_path)
     return build_vet_app(config, store, quiz, vet_runs(config, quiz, store, None)), store
@@ -132,7 +133,7 @@ async def test_review_desk_decisions_carry_over_apply_and_become_gold(
         config = judge_config(server)
 
         # 1. First session: a run, then four decisions.
-        app, store = open_app(config, quiz_path)
+        app, store = await asyncio.to_thread(open_app, config, quiz_path)
         try:
             async with app.run_test(size=size) as pilot:
                 screen = app.vet_screen
@@ -194,7 +195,7 @@ async def test_review_desk_decisions_carry_over_apply_and_become_gold(
 
         # 3. Reopened on the same quiz: the decisions are there before any run; apply fixes.
         requests_before = len(server.requests)
-        app, store = open_app(config, quiz_path)
+        app, store = await asyncio.to_thread(open_app, config, quiz_path)
         try:
             async with app.run_test(size=size) as pilot:
                 screen = app.vet_screen
