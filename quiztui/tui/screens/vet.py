@@ -228,10 +228,12 @@ class VetScreen(LiveRunScreen):
     def _linted(self, quiz: Quiz, report: LintReport) -> None:
         if quiz is not self.quiz:  # edited meanwhile: a newer lint is on its way
             return
+        shown = {qid: record.lint for qid, record in self.state.questions.items()}
         self.lint_report = report
         self._apply_lint()
-        for record in self.state.questions.values():
-            self.questions_table.refresh_question(record)
+        for qid, record in self.state.questions.items():
+            if record.lint != shown[qid]:  # only rows whose lint cell changes: a large quiz's
+                self.questions_table.refresh_question(record)  # other rows stay as they are
         self._labels = ("", "")
         self._update_labels()
 
