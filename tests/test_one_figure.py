@@ -9,6 +9,7 @@ HTML and JSON reports — from one real run in a real SQLite store, and compare 
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import re
 from collections.abc import AsyncIterator
@@ -93,8 +94,8 @@ async def metrics_caption(app: QuiztuiApp, pilot: object, widget_id: str) -> str
     return getattr(content, "plain", str(content))
 
 
-def html_text(html: str) -> str:
-    return " ".join(walk(html).text)
+def html_text(page: str) -> str:
+    return " ".join(walk(page).text)
 
 
 def markdown_plain(md: str) -> str:
@@ -208,3 +209,37 @@ async def test_a_cancelled_run_reads_incomplete_the_same_everywhere(
     page = render_report(loaded.summary, "html")
     assert f"Run {wording}." in html_text(page) and "k/n (partial)" in html_text(page)
     assert json.loads(render_report(loaded.summary, "json"))["run_state"] == wording
+
+
+async def test_help_and_reports_tell_the_verdicts_p_true_from_the_questions_confidence(
+    tmp_path: Path,
+) -> None:
+    from quiztui.core.figures import CONFIDENCE_HELP, P_TRUE_HELP
+    from quiztui.tui.help import HelpScreen
+
+    quiz = load_quiz(write_quiz(tmp_path))
+    judge = SimulatedProvider(truth_from_quiz(quiz), seed=5)
+    with Store(tmp_path / "runs.db") as store:
+
+        def start_run() -> AsyncIterator[VetEvent]:
+            prompt = load_prompt("judge_assertions")
+            settings = VetSettings(logprobs=False)
+            return VetRun(quiz, judge, store, prompt, settings, JudgeAccuracy()).events()
+
+        services = AppServices(start_run=start_run, judge_label=judge.label, simulated=True)
+        app = QuiztuiApp(quiz, services, clock=constant_clock(), flush_interval=0.02)
+        async with app.run_test(size=WIDE) as pilot:
+            await settled(pilot)
+            summary = app.vet_screen.state.summary
+            await pilot.press("f1")
+            await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+            body = app.screen.query_one("#help-body", Static).content
+            shown = " ".join(getattr(body, "plain", str(body)).split())
+    assert summary is not None
+    assert "confidence: the question's posterior" in CONFIDENCE_HELP
+    assert "P(true): one verdict's probability" in P_TRUE_HELP
+    for line in (CONFIDENCE_HELP, P_TRUE_HELP):
+        assert line in shown
+        assert line in markdown_plain(render_report(summary, "md"))
+    page = render_report(summary, "html")
+    assert f'title="{html.escape(CONFIDENCE_HELP)}"' in page  # the confidence column's header

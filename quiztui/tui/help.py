@@ -13,6 +13,8 @@ from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
+from quiztui.core.figures import CONFIDENCE_HELP, P_TRUE_HELP
+
 
 def dialog_help(prefix: str) -> Binding:
     """A dialog's `?` (F1 is the app's, a priority key that reaches into dialogs too), with the
@@ -74,8 +76,9 @@ def collect_sections(screen: Screen[object]) -> list[HelpSection]:
         for entry in entries:
             if entry.description in merged:
                 old = merged[entry.description]
+                ids = ", ".join(dict.fromkeys(i for i in (old.binding_id, entry.binding_id) if i))
                 merged[entry.description] = HelpEntry(
-                    f"{old.keys}, {entry.keys}", old.description, old.binding_id, old.enabled
+                    f"{old.keys}, {entry.keys}", old.description, ids or None, old.enabled
                 )
             else:
                 merged[entry.description] = entry
@@ -111,6 +114,16 @@ def sections_text(sections: list[HelpSection]) -> Text:
     return text
 
 
+def figures_text() -> Text:
+    """What the two probabilities on screen are (core/figures: the reports say the same)."""
+    text = Text(end="")
+    text.append("\nFigures", style="bold underline")
+    for line in (CONFIDENCE_HELP, P_TRUE_HELP):
+        text.append(f"\n  {line}")
+    text.append("\n")
+    return text
+
+
 class HelpScreen(ModalScreen[None]):
     """Lists the bindings that were active where F1 was pressed."""
 
@@ -126,7 +139,7 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help-dialog"):
             yield Static(Text("Keys", style="bold"), id="help-title")
             with VerticalScroll(id="help-scroll"):
-                yield Static(sections_text(self.sections), id="help-body")
+                yield Static(sections_text(self.sections) + figures_text(), id="help-body")
             yield Static(
                 Text("esc close · ↑/↓ scroll · ctrl+p command palette", style="dim"),
                 id="help-hint",
