@@ -248,7 +248,7 @@ async def test_review_desk_decisions_carry_over_apply_and_become_gold(
     with Store(config.db_path()) as check:
         profile = check.profiles.list()[0]
     assert profile.model == "fake-judge" and profile.questions == 2
-    assert "review of run" in profile.gold
+    assert profile.gold == f"review of run {run_id}: 2 decided questions (1 accepted, 1 fixed)"
     # The fake judge answers from the truth, which the review's labels now agree with.
     c = profile.confusion
     assert (c.tp, c.fn, c.tn, c.fp) == (2, 0, 6, 0)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from quiztui.core.decisions import (
+    FIX,
     Decision,
     carry_over,
     fix_edits,
@@ -103,7 +104,7 @@ def review_gold(store: Store, run_id: int) -> GoldSet:
         )
     gold = quiz.model_copy(update={"questions": tuple(questions), "truth": truth})
     labels = {a.uid: a.option_index == truth[a.question_id] for a in decompose(gold)}
-    fixed = sum(1 for q in questions if truth[q.id] != q.key)
+    fixed = sum(1 for q in questions if decisions[q.id].action == FIX)  # applied or not
     name = (
         f"review of run {run_id}: {len(questions)} decided questions"
         f" ({len(questions) - fixed} accepted, {fixed} fixed)"
