@@ -67,12 +67,12 @@ def quiztui(
 @pytest.mark.parametrize(
     ("name", "mode", "judge", "max_tokens"),
     [
-        ("assertion, streamed, structured", "assertion", "", 400),
+        ("assertion, streamed, structured", "assertion", "", 512),
         (
             "assertion, not streamed, structured on",
             "assertion",
             'stream = false\nstructured = "on"\n',
-            400,
+            512,
         ),
         ("assertion, streamed, text", "assertion", 'structured = "off"\n', 256),
         ("question, streamed, structured on", "question", 'structured = "on"\n', 160),
@@ -109,7 +109,15 @@ def test_vet_against_the_local_server(
     # Usage is never zero: the server's counts, or estimated where it sent none (streams).
     assert report["tokens_in"] > 0 and report["tokens_out"] > 0
     if "stream = false" in judge:
+        assert not report.get("tokens_estimated")  # the server's own usage
+    else:
+        # No usage in its streams: llama-cpp-python's /extras/tokenize counted them, one request
+        # at a time (a cut stream would have been estimated).
         assert not report.get("tokens_estimated")
+        assert "(counted by the server's tokenizer)" in err, err
+    if mode == "assertion" and "structured" in name:
+        # Under the grammar every id is a required key: each verdict is read, right or wrong.
+        assert report["judged"] == total, report["questions"]
     reasons = {r for q in report["questions"] for r in q["reasons"]}
     assert not any("finish reason" in r and "judged" in r for r in reasons)
 
@@ -144,13 +152,18 @@ def test_a_dead_port_fails_fast_before_any_request(tmp_path: Path) -> None:
         f'model = "{MODEL}"\n[store]\npath = "{tmp_path / "runs.db"}"\n',
         encoding="utf-8",
     )
+    # The suite's conftest sets QUIZTUI_JUDGE_PROVIDER=simulated, which would win over the file.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("QUIZTUI_")}
+    env["QUIZTUI_CONFIG_DIR"] = str(tmp_path / "config-dir")
+    env["QUIZTUI_LOG_DIR"] = str(tmp_path / "log")
     done = subprocess.run(
         [sys.executable, "-m", "quiztui", "vet", str(QUIZ), "--no-tui", "--config", str(config)],
         capture_output=True,
         text=True,
+        env=env,
         timeout=120,
     )
-    assert done.returncode == 2
+    assert done.returncode == 2, done.stderr
     assert done.stderr.strip().endswith(
         f"cannot reach http://127.0.0.1:{port}/v1: connection refused"
     )
