@@ -7,6 +7,7 @@ estimate's, so a figure shows which of the two made it."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 from pathlib import Path
 
@@ -181,3 +182,59 @@ def test_the_live_progress_line_says_how_tokens_were_had(note: str, shown: str) 
     )
     progress.usage(event)
     assert shown in stream.getvalue()
+
+
+async def test_the_tui_stats_line_says_how_tokens_were_had() -> None:
+    from collections.abc import AsyncIterator
+
+    from rich.text import Text
+    from textual.widgets import Static
+    from tui_helpers import constant_clock, make_quiz, wait_until
+
+    from quiztui.pipeline.events import RunStarted, VetEvent
+    from quiztui.tui.app import QuiztuiApp
+    from quiztui.tui.services import AppServices
+
+    quiz = make_quiz()
+    done = asyncio.Event()
+
+    async def stream() -> AsyncIterator[VetEvent]:
+        yield RunStarted(
+            run_id=1,
+            quiz_title=quiz.title,
+            quiz_path=None,
+            questions=12,
+            assertions=48,
+            batches=6,
+            already_judged=0,
+            judge_label="llama-cpp-python",
+            simulated=False,
+            seed=1,
+            batch_size=8,
+            concurrency=1,
+            calibration="uncalibrated",
+        )
+        yield UsageUpdated(
+            requests=2,
+            retries=0,
+            tokens_in=1200,
+            tokens_out=300,
+            judged=8,
+            unjudged=0,
+            total=48,
+            cached=0,
+            tokens_note="counted by the server's tokenizer",
+        )
+        await done.wait()
+
+    services = AppServices(start_run=stream, judge_label="llama-cpp-python", simulated=False)
+    app = QuiztuiApp(quiz, services, clock=constant_clock(), flush_interval=0.02)
+    async with app.run_test(size=(120, 40)) as pilot:
+
+        def line() -> str:
+            content = app.vet_screen.query_one("#stats-line", Static).content
+            return content.plain if isinstance(content, Text) else str(content)
+
+        shown = "tokens 1,200 in / 300 out (counted by the server's tokenizer)"
+        await wait_until(pilot, lambda: shown in line(), what="the tokens' label")
+        done.set()

@@ -47,7 +47,8 @@ class RunStats(Vertical):
         parts += [
             f"retries {usage.retries if usage else 0}",
             f"tokens {usage.tokens_in if usage else 0:,} in"
-            f" / {usage.tokens_out if usage else 0:,} out",
+            f" / {usage.tokens_out if usage else 0:,} out"
+            + (f" ({usage.tokens_note})" if usage is not None and usage.tokens_note else ""),
         ]
         if usage is not None and usage.cost is not None:
             parts.append(f"cost {usd(usage.cost)}")
