@@ -8,7 +8,11 @@ option. The posterior P(key correct | verdicts) is computed by quiztui's own cod
 quiz estimates from its own verdicts (``core.prior.estimate_prior``), once with the judge profile
 right and once with it off by −0.05 and +0.05 (TPR and TNR both). ECE (10 equal-width bins) is
 pooled over the 20,000 questions of a row; the estimate's mean and its interval's coverage of
-the quiz's true share of correct keys are printed beside it.
+the quiz's true share of correct keys are printed beside it. The last column, "auto+rates", fits
+the judge's TPR/TNR together with X from each quiz (``core.prior.fit_prior_and_rates``, the
+profile counting as ``--weight`` pseudo-assertions per rate): what a wrong profile costs when the
+quiz may correct it. Vet runs use "auto" (the rates of the profile); "auto+rates" is measured
+here, not yet offered.
 
     .venv/bin/python bench/prior_calibration.py                  # the table quoted in README
     .venv/bin/python bench/prior_calibration.py --quizzes 50     # quicker
@@ -26,7 +30,7 @@ from quiztui.core.bayes import (
     expected_calibration_error,
     question_posterior,
 )
-from quiztui.core.prior import estimate_prior
+from quiztui.core.prior import estimate_prior, fit_prior_and_rates
 
 OPTIONS = 4
 RATES = (0.0, 0.05, 0.10, 0.30)
@@ -57,6 +61,9 @@ def main() -> None:
     parser.add_argument("--tpr", type=float, default=0.90)
     parser.add_argument("--tnr", type=float, default=0.90)
     parser.add_argument("--seed", type=int, default=21)
+    parser.add_argument(
+        "--weight", type=float, default=20.0, help="auto+rates: the profile's pseudo-assertions"
+    )
     args = parser.parse_args()
 
     print(
@@ -65,7 +72,7 @@ def main() -> None:
     )
     print(
         f"{'wrong keys':>10}  {'profile':>7}  {'ECE fixed':>9}  {'ECE auto':>8}"
-        f"  {'auto mean':>9}  {'interval covers':>15}"
+        f"  {'auto mean':>9}  {'interval covers':>15}  {'ECE auto+rates':>14}"
     )
     for rate in RATES:
         rng = random.Random(f"{args.seed}-{rate}")
@@ -76,23 +83,28 @@ def main() -> None:
             acc = JudgeAccuracy(tpr=args.tpr + offset, tnr=args.tnr + offset)
             fixed: list[float] = []
             auto: list[float] = []
+            joint: list[float] = []
             outcomes: list[bool] = []
             estimates: list[float] = []
             covered = 0
             for quiz in quizzes:
                 est = estimate_prior([(v, k) for v, k, _ in quiz], acc)
                 estimates.append(est.value)
+                both = fit_prior_and_rates([(v, k) for v, k, _ in quiz], acc, weight=args.weight)
                 share = sum(ok for _, _, ok in quiz) / len(quiz)
                 covered += est.interval[0] <= share <= est.interval[1]
                 for verdicts, key, ok in quiz:
                     fixed.append(question_posterior(verdicts, key, acc, DEFAULT_PRIOR).confidence)
                     auto.append(question_posterior(verdicts, key, acc, est.value).confidence)
+                    fitted = question_posterior(verdicts, key, both.accuracy, both.prior.value)
+                    joint.append(fitted.confidence)
                     outcomes.append(ok)
             label = "right" if offset == 0 else f"{offset:+.2f}"
             print(
                 f"{rate:>10.0%}  {label:>7}  {expected_calibration_error(fixed, outcomes):>9.3f}"
                 f"  {expected_calibration_error(auto, outcomes):>8.3f}"
                 f"  {statistics.fmean(estimates):>9.3f}  {covered / len(quizzes):>15.0%}"
+                f"  {expected_calibration_error(joint, outcomes):>14.3f}"
             )
 
 

@@ -19,12 +19,18 @@ With few questions the estimate shrinks toward the configured default: a Beta hy
 and with a handful of questions the default mostly does. The estimate is kept inside
 [``LOWEST``, ``HIGHEST``]: a quiz whose every key looks right still leaves room for one that is
 not.
+
+:func:`fit_prior_and_rates` goes one step further for a profile that may not hold on this quiz:
+the same model, with the judge's TPR and TNR fitted by EM together with X (the correct option as
+the latent variable, as in :mod:`quiztui.core.panel_fit` for one judge), the profile's rates
+entering as ``weight`` pseudo-assertions. ``bench/prior_calibration.py`` measures it; vet runs do
+not use it yet (it would change the rates a run scores with, which every face then has to say).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from quiztui.core.bayes import DEFAULT_PRIOR, JudgeAccuracy, _likelihood
@@ -156,3 +162,106 @@ def _profile_interval(a: np.ndarray, b: np.ndarray, mle: float) -> tuple[float, 
         return (inside + outside) / 2
 
     return crossing(mle, _EDGE), crossing(mle, 1.0 - _EDGE)
+
+
+@dataclass(frozen=True, slots=True)
+class QuizFit:
+    """X and the judge's rates fitted together from one quiz's verdicts."""
+
+    prior: PriorEstimate  # X̂ (interval: profile likelihood at the fitted rates)
+    accuracy: JudgeAccuracy  # the fitted TPR/TNR, labelled as a quiz fit of the profile's
+    iterations: int
+    converged: bool
+
+
+def fit_prior_and_rates(
+    questions: Sequence[tuple[Sequence[bool | None], int]],
+    acc: JudgeAccuracy,
+    default: float = DEFAULT_PRIOR,
+    *,
+    weight: float = 0.0,
+    shrink_below: int = SHRINK_BELOW,
+    max_iter: int = 1000,
+    tol: float = 1e-10,
+) -> QuizFit:
+    """X̂, TPR and TNR by EM over ``questions`` — (per-option verdicts, key).
+
+    ``weight``: how many assertions the profile's rates count for, per rate class (its TPR as
+    ``weight`` true assertions, its TNR as ``weight`` × (n − 1) false ones per question shape);
+    0 lets the quiz alone speak. X shrinks toward ``default`` below ``shrink_below`` questions,
+    as in :func:`estimate_prior`. Questions without a verdict are left out.
+    """
+    import numpy as np
+
+    if not 0.0 < default < 1.0:
+        raise ValueError(f"default prior {default} outside (0, 1)")
+    if weight < 0:
+        raise ValueError(f"weight {weight} is negative")
+    kept = [(v, k) for v, k in questions if any(x is not None for x in v)]
+    n = len(kept)
+    pseudo = float(max(0, shrink_below - n))
+    if not n:
+        empty = PriorEstimate(default, (0.0, 1.0), 0, pseudo, default, 0, True)
+        return QuizFit(empty, acc, 0, True)
+    width = max(len(v) for v, _ in kept)
+    said = np.full((n, width), np.nan)
+    for q, (verdicts, key) in enumerate(kept):
+        if not 0 <= key < len(verdicts) or len(verdicts) < 2:
+            raise ValueError(f"question {q}: needs two options and a key among them")
+        for i, v in enumerate(verdicts):
+            if v is not None:
+                said[q, i] = 1.0 if v else 0.0
+    counts = np.array([len(v) for v, _ in kept])
+    valid = np.arange(width)[None, :] < counts[:, None]
+    seen = ~np.isnan(said)
+    yes = np.where(seen, said, 0.0)
+    no = np.where(seen, 1.0 - said, 0.0)
+    is_key = np.zeros((n, width), dtype=bool)
+    is_key[np.arange(n), [k for _, k in kept]] = True
+    false_per_q = float(np.mean(counts - 1))
+    tpr, tnr, x = acc.tpr, acc.tnr, default
+    converged, iterations = False, 0
+    for iterations in range(1, max_iter + 1):  # noqa: B007 - the count is reported
+        lt, lf = np.log(tpr), np.log1p(-tpr)
+        nt, nf = np.log1p(-tnr), np.log(tnr)
+        base = (yes * nt + no * nf).sum(axis=1)
+        delta = yes * (lt - nt) + no * (lf - nf)
+        other = np.log((1.0 - x) / (counts - 1))[:, None]
+        scores = np.where(
+            valid, base[:, None] + delta + np.where(is_key, np.log(x), other), -np.inf
+        )
+        scores -= scores.max(axis=1, keepdims=True)
+        w = np.exp(scores)
+        w /= w.sum(axis=1, keepdims=True)
+        false_w = (1.0 - w) * valid
+        new_tpr = ((w * yes).sum() + weight * acc.tpr) / ((w * seen).sum() + weight)
+        new_tnr = ((false_w * no).sum() + weight * false_per_q * acc.tnr) / (
+            (false_w * seen).sum() + weight * false_per_q
+        )
+        new_x = (float(w[is_key].sum()) + pseudo * default) / (n + pseudo)
+        new_tpr = float(np.clip(new_tpr, 1e-6, 1 - 1e-6))
+        new_tnr = float(np.clip(new_tnr, 1e-6, 1 - 1e-6))
+        new_x = min(max(new_x, LOWEST), HIGHEST)
+        step = abs(new_tpr - tpr) + abs(new_tnr - tnr) + abs(new_x - x)
+        tpr, tnr, x = new_tpr, new_tnr, new_x
+        if step < tol:
+            converged = True
+            break
+    fitted = replace(
+        acc,
+        tpr=tpr,
+        tnr=tnr,
+        calibrated=False,
+        label=f"quiz fit ({weight:g} pseudo-assertions of {acc.label})",
+        counts=None,
+        tpr_ci=None,
+        tnr_ci=None,
+    )
+    pairs = [key_likelihoods(v, k, fitted) for v, k in kept]
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    mle, _ = _root(lambda v: float(np.sum((a - b) / np.maximum(v * a + (1.0 - v) * b, 1e-300))))
+    estimate = PriorEstimate(
+        x, _profile_interval(a, b, mle), n, pseudo, default, iterations, converged
+    )
+    return QuizFit(estimate, fitted, iterations, converged)
