@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from quiztui.core.prior import estimate_prior, key_likelihoods
 from quiztui.core.quiz import Question, Quiz
 from quiztui.formats import load_quiz
 from quiztui.pipeline.events import QuestionScored, RunFinished, VetEvent
+from quiztui.report import render_report
 from quiztui.store import Store
 from quiztui.tui.widgets.header import RunHeader
 
@@ -208,6 +210,35 @@ async def test_the_tui_header_names_the_estimated_prior(tmp_path: Path) -> None:
             estimate = runs.prior_estimate()
             assert estimate is not None and header.prior == estimate.label
             assert f"prior: auto {estimate.value:.2f} [" in str(header.content)
+            summary = app.vet_screen.state.summary
+            assert summary is not None and summary.prior_label == estimate.label
+            markdown = re.sub(r"\\(.)", r"\1", render_report(summary, "md"))  # unescaped
+            assert f"- Prior: {estimate.label}" in markdown
+
+
+async def test_the_tui_header_names_a_fixed_prior_too(tmp_path: Path) -> None:
+    path = write_planted(tmp_path, planted_quiz(12, 0.0, seed=2))
+    config = load_config()
+    config = config.model_copy(
+        update={
+            "judge": config.judge.model_copy(update={"provider": "simulated", "logprobs": "off"}),
+            "vet": config.vet.model_copy(update={"prior": 0.9}),
+            "simulated": config.simulated.model_copy(update={"latency": 0.0, "line_delay": 0.0}),
+        }
+    )
+    quiz = load_quiz(path)
+    with Store(tmp_path / "runs.db") as store:
+        runs = vet_runs(config, quiz, store, None)
+        app = build_vet_app(config, store, quiz, runs)
+        async with app.run_test(size=(200, 40)) as pilot:
+            await settled(pilot)
+            header = app.vet_screen.query_one(RunHeader)
+            await wait_until(
+                pilot, lambda: header.prior is not None, what="the prior in the header"
+            )
+            assert header.prior == "fixed 0.9" and runs.prior_estimate() is None
+            assert app.vet_screen.state.summary is not None
+            assert app.vet_screen.state.summary.prior_label is None
 
 
 def test_headless_vet_names_the_prior_it_used(

@@ -138,6 +138,17 @@ async def headless(start_run: StartRun, progress: Progress) -> RunSummary | None
     return summary
 
 
+def prior_label(runs: VetRuns) -> str | None:
+    """Which prior the last run scored with, as the header names it (core/figures.prior_text):
+    the auto estimate once a run has made one, or ``fixed X``."""
+    from quiztui.core.figures import prior_text
+
+    if runs.settings.prior_auto:
+        estimate = runs.prior_estimate()
+        return None if estimate is None else estimate.label
+    return prior_text(runs.settings.prior, None)
+
+
 def build_vet_app(
     config: Config,
     store: Store,
@@ -181,7 +192,7 @@ def build_vet_app(
         fragility=latest[1] if latest else {},
         bank=try_bank(Path(quiz.source_path) if quiz.source_path else None),
         start_rejudge=runs.start_run,
-        prior=lambda: None if (e := runs.prior_estimate()) is None else e.label,
+        prior=lambda: prior_label(runs),
         lint=lambda edited: lint_report(config, edited),
         calibrate=CalibrateService(
             calibrate.calibration_starter(config, store),
