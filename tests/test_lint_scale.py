@@ -26,7 +26,9 @@ from typing import Any
 from conftest import REPO, shared_data
 
 from quiztui.core.lint import index_pairs, lint_quiz
+from quiztui.core.lint_items import _normalise
 from quiztui.core.quiz import Question, Quiz
+from quiztui.core.textnorm import _comparable, simple_form
 from quiztui.formats import load_quiz
 
 GOLDEN = REPO / "tests" / "lint_golden"
@@ -142,6 +144,30 @@ def test_the_vectorised_index_pairs_what_the_plain_blocking_pairs() -> None:
     plain = reference_pairs(word_sets)
     assert len(plain) > 5_000
     assert index_pairs(word_sets) == plain
+
+
+def test_the_plain_text_shortcut_gives_what_the_full_normalisers_give() -> None:
+    """``simple_form`` (ASCII words, numbers, spaces, commas, "?") equals ``comparable`` and
+    ``normalise`` computed the long way, and refuses every text it would get wrong: a letter next
+    to a digit (a formula's case is content), a hyphen, an apostrophe, a tab, a dot, an accent."""
+    rng = random.Random(3)
+    plain = ["Paris", "ocean", "B", "1945", "7", " ", " ", ", ", "?"]
+    other = ["-", "'", "\t", ".", "é", "(", "+", "x2", "&"]
+    taken = 0
+    for _ in range(20_000):
+        pool = plain if rng.random() < 0.7 else plain + other
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 8)))
+        simple = simple_form(text)
+        if simple is None:
+            continue
+        taken += 1
+        assert simple == _comparable(text) == _normalise(text), repr(text)
+    assert taken > 1_000
+    for text in ("CO2", "x2 + 1", "T-800", "don't", "3.5", "Sc Ej", "Paris?", "1,000 km"):
+        if simple_form(text) is not None:
+            assert simple_form(text) == _comparable(text) == _normalise(text)
+    assert simple_form("CO2") is None and simple_form("3.5") is None
+    assert simple_form("Which ocean, of these, is largest?") == "which ocean of these is largest"
 
 
 def write() -> None:

@@ -33,6 +33,7 @@ from quiztui.core.textnorm import (
     is_formula,
     ratio,
     repeat_key,
+    simple_form,
     skeleton,
 )
 
@@ -70,6 +71,11 @@ def normalise(text: str) -> str:
 
     For lengths and word patterns only; options and stems are compared with ``comparable``.
     """
+    simple = simple_form(text)
+    return simple if simple is not None else _normalise(text)
+
+
+def _normalise(text: str) -> str:
     if "<" in text:
         text = _TAG.sub(" ", text)
     if "&" in text:
@@ -183,12 +189,15 @@ class QuestionTexts:
 
     @classmethod
     def of(cls, q: Question) -> QuestionTexts:
-        return cls(
-            normalise(q.text),
-            tuple(normalise(o) for o in q.options),
-            comparable(q.text),
-            tuple(comparable(o) for o in q.options),
-        )
+        stem, compared_stem = _forms(q.text)
+        forms = [_forms(o) for o in q.options]
+        return cls(stem, tuple(f[0] for f in forms), compared_stem, tuple(f[1] for f in forms))
+
+
+def _forms(text: str) -> tuple[str, str]:
+    """``normalise(text)``, ``comparable(text)``: a plain text's one form, else each."""
+    simple = simple_form(text)
+    return (simple, simple) if simple is not None else (normalise(text), comparable(text))
 
 
 def is_boolean(q: Question, options: Sequence[str] | None = None) -> bool:
