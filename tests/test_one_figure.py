@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from report_helpers import walk
@@ -134,6 +135,9 @@ async def test_judge_rates_read_the_same_in_header_metrics_and_reports(
     assert figure in html_text(render_report(summary, "html"))
     assert figure in markdown_plain(render_report(summary, "md"))
     assert json.loads(render_report(summary, "json"))["judge_rates"] == figure
+    junit = ElementTree.fromstring(render_report(summary, "junit"))
+    properties = {p.get("name"): p.get("value") for p in junit.iter("property")}
+    assert properties["judge_rates"] == figure
     assert await cli(["runs", "show", str(summary.run_id), "--db", str(db)]) == 0
     assert figure in markdown_plain(capsys.readouterr().out)
 
@@ -209,6 +213,9 @@ async def test_a_cancelled_run_reads_incomplete_the_same_everywhere(
     page = render_report(loaded.summary, "html")
     assert f"Run {wording}." in html_text(page) and "k/n (partial)" in html_text(page)
     assert json.loads(render_report(loaded.summary, "json"))["run_state"] == wording
+    junit = ElementTree.fromstring(render_report(loaded.summary, "junit"))
+    properties = {p.get("name"): p.get("value") for p in junit.iter("property")}
+    assert properties["run_state"] == wording
 
 
 async def test_help_and_reports_tell_the_verdicts_p_true_from_the_questions_confidence(

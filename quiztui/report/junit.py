@@ -27,6 +27,7 @@ import socket
 import time
 import xml.etree.ElementTree as ET
 
+from quiztui.core.figures import judge_rates_text, prior_text, run_state_text
 from quiztui.core.kscore import Badge
 from quiztui.core.terminal import terminal_safe
 from quiztui.pipeline.events import QuestionSummary, RunSummary
@@ -117,7 +118,11 @@ def _properties(suite: ET.Element, s: RunSummary) -> None:
         "tpr": f"{s.tpr:.4g}",
         "tnr": f"{s.tnr:.4g}",
         "prior": f"{s.prior:g}",
+        # the words the TUI and the other reports use (core/figures)
+        "judge_rates": judge_rates_text(s.tpr, s.tnr, s.tpr_ci, s.tnr_ci, s.calibration),
+        "prior_used": prior_text(s.prior, s.prior_label),
         "status": s.status,
+        "run_state": run_state_text(s.status, s.not_run),
         "cost_usd": "unknown" if s.cost is None else f"{s.cost:.4f}",
     }
     for name, value in values.items():
@@ -127,8 +132,9 @@ def _properties(suite: ET.Element, s: RunSummary) -> None:
 def _stdout(s: RunSummary) -> str:
     counts = ", ".join(f"{k} {v}" for k, v in sorted(s.badge_counts.items()))
     return xml_text(
-        f"quiztui vet run {s.run_id} ({s.status}) of {s.quiz_title}\n"
+        f"quiztui vet run {s.run_id} ({run_state_text(s.status, s.not_run)}) of {s.quiz_title}\n"
         f"judge: {s.judge_label}\n"
+        f"judge rates: {judge_rates_text(s.tpr, s.tnr, s.tpr_ci, s.tnr_ci, s.calibration)}\n"
         f"badges: {counts}\n"
         f"assertions: {s.judged} judged, {s.unjudged} unjudged, {s.not_run} not run,"
         f" {s.cached} cached\n"
