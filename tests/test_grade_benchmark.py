@@ -262,3 +262,39 @@ def test_kfold_on_msrpar_reproduces_the_builtin_benchmark(
     # The baselines on the same folds: the grader beats the constant mean on AAD.
     assert mine["aad"] < rows["constant mean"]["aad"]
     assert rows["constant mean"]["pearson"] is None  # a constant has no correlation
+
+
+def test_kfold_with_an_llm_grader_asks_each_answer_once_across_folds_and_reruns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Grading replies are cached like vet verdicts: the folds reuse one grading pass, and a
+    second run (or a plain grade of the same answers) sends nothing to the judge."""
+    from quiztui.testing.fake_openai import FakeOpenAI
+
+    def chats() -> int:
+        return sum(r.path.endswith("/chat/completions") for r in server.requests)
+
+    path = write_tiny(tmp_path / "marks.csv")
+    with FakeOpenAI(models=["m", "m2"]) as server:
+        judge = ["--judge", "openai-compat", "--base-url", server.base_url, "--model", "m"]
+        args = ["grade", "--benchmark", str(path), "--grader", "pass3", "--scale", "0-10"]
+        args += ["--columns", "question=q,reference=ref,answer=ans,score=mark", *judge]
+        first = run_json([*args, "--format", "json"], capsys)
+        asked = chats()
+        assert asked == len(TINY) and first["unscored"] == {"pass3": 0}
+        second = run_json([*args, "--format", "json"], capsys)
+        assert chats() == asked  # every reply came from the grade cache
+        assert second["rows"] == first["rows"]
+        plain = tmp_path / "same.jsonl"
+        plain.write_text(
+            "".join(
+                json.dumps({"question": q, "reference": r, "candidate": c}) + "\n"
+                for _, q, r, c, _, _ in TINY
+            ),
+            encoding="utf-8",
+        )
+        assert main(["grade", str(plain), "--grader", "pass3", *judge]) == 0
+        assert "6 from the grade cache" in capsys.readouterr().out and chats() == asked
+        # Another model is another judge: nothing cached for it.
+        other = [a if a != "m" else "m2" for a in args]
+        assert main(other) == 0 and chats() == 2 * asked

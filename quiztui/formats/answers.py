@@ -6,7 +6,7 @@ Columns / keys (case-insensitive; the first name found wins):
 - reference: ``reference``, ``answer``, ``reference_answer``, ``ground_truth``,
   ``golden_answer``, ``correct``; a JSON list gives the reference and its aliases (NQ-style);
 - candidate: ``candidate``, ``candidate_answer``, ``response``, ``generated_answer``,
-  ``prediction``;
+  ``prediction``; ``answer`` when a ``reference`` (or another reference name) is there too;
 - human score (optional): ``human``, ``human_score``, ``score``, ``gold``;
 - aliases (optional): ``aliases`` (JSON list, or ``|``-separated in CSV);
 - id (optional): ``id``.
@@ -133,6 +133,9 @@ class _Collector:
         _, question = pick(QUESTION, "question")
         ref_name, reference = pick(REFERENCE, "reference")
         cand_name, candidate = pick(CANDIDATE, "candidate")
+        if cand_name is None and not self.columns and ref_name not in (None, "answer"):
+            # question, reference, answer, score: "answer" is the candidate's answer here.
+            cand_name, candidate = pick(("answer",))
         human_name, human = pick(HUMAN, "human")
         aliases: list[str] = []
         if question is None:

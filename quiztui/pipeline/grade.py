@@ -8,7 +8,10 @@ fits the monotone calibration and yields ``BenchmarkScored``. The TUI and the CL
 events alike.
 
 LLM graders send one item per request (fact scoring: one fact per request), so nothing in one
-item can change another's score. An unparseable reply is asked again up to ``max_reasks`` times
+item can change another's score. A scored reply is cached in the store by the grader's identity
+(provider, model, base URL, prompts, temperature, max tokens, logprobs) and the item, as vet
+verdicts are: a re-run, a resumed grade or the folds of ``--fit kfold`` ask nothing twice (not
+for the simulated judge, as in vet). An unparseable reply is asked again up to ``max_reasks`` times
 and then recorded as unscored with the reason; a request that fails after the provider's retries
 is unscored with the error; an authentication failure stops the run and every item not yet graded
 is recorded as not graded.
@@ -120,6 +123,7 @@ class GradeSummary:
     humans: int = 0
     stopped: str | None = None  # why the run stopped early
     reasks: int = 0  # unparseable replies asked again (retries are the provider's HTTP retries)
+    cached: int = 0  # items whose scored reply came from the grade cache (no request)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +173,7 @@ def _extra(asked: Asked[Any]) -> dict[str, Any]:
 class _Shared:
     facts: dict[str, asyncio.Future[list[str] | str]] = field(default_factory=dict)
     stopped: str | None = None
+    cached: int = 0
 
 
 class GradeRun:
@@ -202,6 +207,8 @@ class GradeRun:
 
             self.embedder = load_embedder()  # raises EmbedExtraMissing with the install line
         self.run_id: int | None = None
+        self._judge: str | None = None  # the grade cache's judge key, made on first use
+        self._cached = 0
         # Counts the replies asked again because they did not parse, over the run.
         self._asker = Asker(settings.temperature, settings.max_tokens, settings.max_reasks)
 
@@ -246,6 +253,7 @@ class GradeRun:
                 if isinstance(event, ItemGraded):
                     outcomes.append(event.outcome)
                 yield event
+        self._cached = shared.cached
         summary = self._summary(outcomes, usage0, time.monotonic() - started, shared.stopped)
         life.finish(FAILED if shared.stopped else FINISHED, _summary_dict(summary))
         yield GradeFinished(self.run_id, summary)
@@ -307,12 +315,48 @@ class GradeRun:
             if shared.stopped:
                 outcome = unscored(item.id, grader, f"not graded: {shared.stopped}")
             else:
+                key = self._cache_key(item)
+                hit = (
+                    self.store.grades.cache.get(key, item.id)
+                    if key and self.store is not None
+                    else None
+                )
                 try:
-                    outcome = await self._grade_llm(seq, item, emit, shared)
+                    if hit is not None:
+                        outcome = hit
+                        shared.cached += 1
+                    else:
+                        outcome = await self._grade_llm(seq, item, emit, shared)
+                        if key and self.store is not None:
+                            self.store.grades.cache.put(key, outcome)
                 except RunStopped as stop:
                     shared.stopped = shared.stopped or str(stop)
                     outcome = unscored(item.id, grader, f"not graded: {stop}")
         emit(ItemGraded(seq, item, outcome, self.splits[seq]))
+
+    def _cache_key(self, item: GradeItem) -> str | None:
+        """The item's grade-cache key; None when there is no store or the judge is simulated."""
+        if self.store is None or self.provider is None or self.provider.simulated:
+            return None
+        if self._judge is None:
+            from quiztui.store.cache import judge_key
+
+            p = self.provider
+            self._judge = judge_key(
+                provider=p.name,
+                model=p.model,
+                base_url=p.base_url,
+                prompt="\x00".join(t.system + "\x00" + t.user for t in self.prompts.values()),
+                params={
+                    "grader": self.settings.grader,
+                    "temperature": self.settings.temperature,
+                    "max_tokens": self.settings.max_tokens,
+                    "logprobs": self.settings.logprobs and self.settings.grader == "facts",
+                },
+            )
+        from quiztui.store.grades import grade_cache_key
+
+        return grade_cache_key(self._judge, item)
 
     # --- LLM graders ---------------------------------------------------------------------------
 
@@ -485,6 +529,7 @@ class GradeRun:
             spearman=spearman,
             humans=len(pairs),
             stopped=stopped,
+            cached=self._cached,
         )
 
 

@@ -153,7 +153,7 @@ def summary_lines(s: GradeSummary, md: bool = False) -> list[str]:
         f"{bullet}labels: {labels or '—'}",
         f"{bullet}requests {s.requests} · retries {s.retries} · re-asked {s.reasks}"
         f" · tokens {s.tokens_in}/{s.tokens_out}"
-        f" · {s.seconds:.1f}s",
+        f" · {s.seconds:.1f}s" + (f" · {s.cached} from the grade cache" if s.cached else ""),
     ]
     if s.humans:
         lines.append(

@@ -36,6 +36,7 @@ _RUN_COLUMNS = (
 class GradeStore:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
+        self.cache = GradeCache(conn)
 
     def create_run(
         self,
@@ -196,3 +197,77 @@ def _run(row: tuple[Any, ...]) -> GradeRunRecord:
         json.loads(summary) if summary else None,
         json.loads(benchmark) if benchmark else None,
     )
+
+
+# The grade cache: a scored reply of an LLM grader, by grader identity and item. Created on first
+# use (CREATE TABLE IF NOT EXISTS) rather than by a numbered migration: a store without it simply
+# has nothing cached, and one that has it opens in an older quiztui unchanged.
+GRADE_CACHE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS grade_cache (
+    key TEXT PRIMARY KEY,
+    outcome_json TEXT NOT NULL,
+    created_at REAL NOT NULL
+)
+"""
+
+
+class GradeCache:
+    """Scored outcomes of LLM graders, keyed by ``grade_cache_key`` (never an unscored one: a
+    reply that could not be read is asked again next time)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._ready = False
+
+    def _table(self) -> None:
+        if not self._ready:
+            self.conn.execute(GRADE_CACHE_SCHEMA)
+            self._ready = True
+
+    def get(self, key: str, item_id: str) -> GradeOutcome | None:
+        self._table()
+        row = self.conn.execute(
+            "SELECT outcome_json FROM grade_cache WHERE key = ?", (key,)
+        ).fetchone()
+        if row is None:
+            return None
+        d = json.loads(row[0])
+        return GradeOutcome(
+            item_id,
+            d["grader"],
+            d["raw"],
+            d["label"],
+            d["reasoning"],
+            None,
+            tuple(FactScore(**f) for f in d["facts"]),
+            0,  # no request was made for it
+            0,
+            0,
+            d["reply"],
+        )
+
+    def put(self, key: str, outcome: GradeOutcome) -> None:
+        if outcome.raw is None:
+            return
+        self._table()
+        body = {
+            "grader": outcome.grader,
+            "raw": outcome.raw,
+            "label": outcome.label,
+            "reasoning": outcome.reasoning,
+            "facts": [asdict(f) for f in outcome.facts],
+            "reply": outcome.reply,
+        }
+        self.conn.execute(
+            "INSERT OR REPLACE INTO grade_cache (key, outcome_json, created_at) VALUES (?, ?, ?)",
+            (key, json.dumps(body), time.time()),
+        )
+
+
+def grade_cache_key(judge: str, item: GradeItem) -> str:
+    """The judge (``store.cache.judge_key`` over provider, model, URL, prompts and parameters)
+    and the item's question, references and candidate."""
+    import hashlib
+
+    payload = json.dumps([judge, item.question, list(item.references), item.candidate])
+    return hashlib.sha256(payload.encode()).hexdigest()
