@@ -28,7 +28,7 @@ from conftest import REPO, shared_data
 from quiztui.core.lint import index_pairs, lint_quiz
 from quiztui.core.lint_items import _normalise
 from quiztui.core.quiz import Question, Quiz
-from quiztui.core.textnorm import _comparable, simple_form
+from quiztui.core.textnorm import _comparable, _repeat_key, repeat_key, simple_form
 from quiztui.formats import load_quiz
 
 GOLDEN = REPO / "tests" / "lint_golden"
@@ -162,6 +162,7 @@ def test_the_plain_text_shortcut_gives_what_the_full_normalisers_give() -> None:
             continue
         taken += 1
         assert simple == _comparable(text) == _normalise(text), repr(text)
+        assert repeat_key(text) == _repeat_key(text), repr(text)
     assert taken > 1_000
     for text in ("CO2", "x2 + 1", "T-800", "don't", "3.5", "Sc Ej", "Paris?", "1,000 km"):
         if simple_form(text) is not None:

@@ -145,6 +145,12 @@ def repeat_key(text: str) -> str:
 
     Spacing, quote styles and letter case of ordinary words folded; nothing else.
     """
+    if _SIMPLE.fullmatch(text) is not None:  # a plain text (``simple_form``) is no formula
+        return " ".join(text.split()).lower()
+    return _repeat_key(text)
+
+
+def _repeat_key(text: str) -> str:
     if text.isascii():  # NFKC and every translation but the backtick leave ASCII as it is
         prepared = " ".join(text.replace("`", "'").split())
     else:
