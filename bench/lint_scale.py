@@ -2,9 +2,9 @@
 
 Each size runs in its own child process (``quiztui.formats.load_quiz`` then
 ``quiztui.core.lint.lint_quiz``, as ``quiztui lint`` does), so the peak RSS printed is that
-process's own (``os.wait4``). Prints load and lint seconds, wall time,
-the child's CPU time (user + sys, from the same ``wait4``: less sensitive to other jobs on the
-machine than wall time), peak RSS, the findings per
+process's own (``os.wait4``). Prints the child's wall time (and of it loading and linting), its CPU
+time (user + sys from the same ``wait4``, and loading's and linting's ``process_time``: less
+sensitive than wall time to other jobs on a shared machine), peak RSS, the findings per
 code and how many of the planted near-duplicate stems L110 found.
 
 The questions look like a trivia bank: a Zipf-distributed vocabulary of made-up words (a few
@@ -100,11 +100,11 @@ def child(path: str, planted_path: str) -> None:
     from quiztui.core.lint import lint_quiz
     from quiztui.formats import load_quiz
 
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     quiz = load_quiz(Path(path))
-    loaded = time.perf_counter()
+    loaded, loaded_cpu = time.perf_counter(), time.process_time()
     report = lint_quiz(quiz)
-    linted = time.perf_counter()
+    linted, linted_cpu = time.perf_counter(), time.process_time()
     planted = {tuple(p) for p in json.loads(Path(planted_path).read_text())}
     flagged = {
         int(f.question_id[1:]) - 1
@@ -120,6 +120,8 @@ def child(path: str, planted_path: str) -> None:
             {
                 "load_s": loaded - start,
                 "lint_s": linted - loaded,
+                "load_cpu_s": loaded_cpu - start_cpu,
+                "lint_cpu_s": linted_cpu - loaded_cpu,
                 "questions": len(quiz.questions),
                 "planted": len(later),
                 "planted_found": len(later & flagged),
@@ -155,9 +157,10 @@ def run(n: int, tmp: Path) -> None:
     peak_mb = usage.ru_maxrss / 1024  # kilobytes on Linux
     cpu = usage.ru_utime + usage.ru_stime
     print(
-        f"{n:>7,} questions: load {body['load_s']:5.1f} s, lint {body['lint_s']:5.1f} s,"
-        f" wall {wall:5.1f} s, CPU {cpu:5.1f} s (user {usage.ru_utime:.1f} + sys"
-        f" {usage.ru_stime:.1f}), peak RSS {peak_mb:4.0f} MB; L110 found"
+        f"{n:>7,} questions: wall {wall:5.1f} s (load {body['load_s']:4.1f}, lint"
+        f" {body['lint_s']:4.1f}), CPU {cpu:5.1f} s (user {usage.ru_utime:.1f} + sys"
+        f" {usage.ru_stime:.1f}; load {body['load_cpu_s']:4.1f}, lint {body['lint_cpu_s']:4.1f}),"
+        f" peak RSS {peak_mb:4.0f} MB; L110 found"
         f" {body['planted_found']}/{body['planted']} planted; findings {body['counts']}",
         flush=True,
     )
@@ -170,7 +173,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[5_000, 20_000, 100_000])
     args = parser.parse_args()
-    print(f"{os.cpu_count()} CPUs; each size in a fresh process", flush=True)
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"{os.cpu_count()} CPUs, load average {load}; each size in a fresh process", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.sizes:
             run(n, Path(tmp))
