@@ -108,13 +108,16 @@ def _one_prior_error(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         return handler(value)
     except ValidationError:
         raise PydanticCustomError(
-            "prior", "Input should be auto or a number greater than 0 and less than 1"
+            "prior",
+            "Input should be auto, auto+rates or a number greater than 0 and less than 1",
         ) from None
 
 
-# A number in (0, 1), or "auto": estimated from the run's own verdicts (core/prior.py).
+# A number in (0, 1), or "auto": estimated from the run's own verdicts (core/prior.py);
+# "auto+rates": the judge's TPR/TNR fitted from them too (core/prior.fit_prior_and_rates).
 Prior = Annotated[
-    Annotated[float, Field(gt=0.0, lt=1.0)] | Literal["auto"], WrapValidator(_one_prior_error)
+    Annotated[float, Field(gt=0.0, lt=1.0)] | Literal["auto", "auto+rates"],
+    WrapValidator(_one_prior_error),
 ]
 
 
@@ -125,7 +128,8 @@ class VetConfig(_Section):
         "auto",
         description="prior probability that a key is correct; auto (the default): estimated from"
         " the run's own verdicts (empirical Bayes), shrunk toward prior_default with fewer than 30"
-        " questions; a number in (0, 1) fixes it",
+        " questions; auto+rates: the judge's TPR/TNR fitted from the quiz too, the profile's"
+        " counting as 20 assertions each; a number in (0, 1) fixes it",
     )
     prior_default: float = Field(
         0.95, gt=0.0, lt=1.0, description="the prior auto leans on when a quiz has few questions"

@@ -102,6 +102,7 @@ def test_config_and_flag_accept_auto_or_a_number(
     config = load_config(toml, environ={})
     assert config.vet.prior == "auto" and config.vet.prior_default == 0.9
     assert load_config(toml, environ={"QUIZTUI_VET_PRIOR": "0.8"}).vet.prior == 0.8
+    assert load_config(toml, environ={"QUIZTUI_VET_PRIOR": "auto+rates"}).vet.prior == "auto+rates"
     quiz = tmp_path / "q.json"
     quiz.write_text(
         '[{"question": "2 + 2?", "responses": ["3", "4"], "correct": "4"}]\n', encoding="utf-8"
@@ -110,7 +111,8 @@ def test_config_and_flag_accept_auto_or_a_number(
         code = main(["vet", str(quiz), "--no-tui", "--judge", "simulated", "--prior", bad])
         err = capsys.readouterr().err.strip()
         assert code == 2
-        assert err.count("\n") == 0 and f"--prior {bad}: Input should be auto or a number" in err
+        want = f"--prior {bad}: Input should be auto, auto+rates or a number"
+        assert err.count("\n") == 0 and want in err
 
 
 def planted_quiz(questions: int, wrong: float, seed: int) -> Quiz:

@@ -3,12 +3,25 @@
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import pytest
+from textual.widgets import Static
+from tui_helpers import settled, wait_until
 
+from quiztui.assemble.vet import vet_runs
+from quiztui.cli import main
+from quiztui.cli.vet import build_vet_app
+from quiztui.config import load_config
 from quiztui.core.bayes import JudgeAccuracy
+from quiztui.core.figures import judge_rates_text
 from quiztui.core.prior import estimate_prior, fit_prior_and_rates
+from quiztui.formats import load_quiz
+from quiztui.store import Store
+from quiztui.tui.screens.metrics import MetricsScreen
+from quiztui.tui.widgets.header import RunHeader
 
 Quiz = list[tuple[list[bool | None], int]]
 
@@ -39,7 +52,9 @@ def test_a_profile_off_by_005_is_corrected_from_the_quiz() -> None:
     assert fit.prior.value == pytest.approx(share, abs=0.02)
     lo, hi = fit.prior.interval
     assert lo <= share <= hi
-    assert fit.accuracy.label == "quiz fit (0 pseudo-assertions of profile #3 measured 2026-11-20)"
+    assert fit.accuracy.label == (
+        "fitted from this quiz, from profile #3 measured 2026-11-20 (weight 0)"
+    )
     # The profile's rates as they are: X absorbs the error and lands further from the truth.
     fixed_rates = estimate_prior(quiz, wrong_profile)
     assert abs(fixed_rates.value - share) > abs(fit.prior.value - share)
@@ -64,3 +79,89 @@ def test_few_questions_shrink_x_and_unjudged_options_add_nothing() -> None:
     assert fit_prior_and_rates([([None, None], 0)], JudgeAccuracy()).prior.questions == 0
     with pytest.raises(ValueError):
         fit_prior_and_rates(flagged, JudgeAccuracy(), weight=-1)
+
+
+def write_quiz(tmp_path: Path, questions: int, seed: int) -> Path:
+    """A Quizaic JSON quiz of four-option questions, 20 % of its keys wrong, with the truth file
+    beside it (``*.truth.json``) that the simulated judge answers from."""
+    rng = random.Random(seed)
+    rows, answers = [], []
+    for n in range(questions):
+        options = [f"answer {n}.{i}" for i in range(4)]
+        true = rng.randrange(4)
+        key = rng.choice([i for i in range(4) if i != true]) if rng.random() < 0.2 else true
+        stem = f"Which statement about item {n} holds?"
+        rows.append({"question": stem, "responses": options, "correct": options[key]})
+        answers.append({"question": stem, "correct": options[true]})
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    truth = {"answers": answers}
+    (tmp_path / "items.truth.json").write_text(json.dumps(truth), encoding="utf-8")
+    return path
+
+
+def test_vet_with_auto_rates_scores_the_end_with_the_fitted_rates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The simulated judge says TRUE of a true option 75 % of the time, FALSE of a false one 95 %;
+    uncalibrated, the run assumes 0.90 / 0.90. auto+rates fits the judge from 300 questions."""
+    monkeypatch.setenv("QUIZTUI_SIMULATED_LINE_DELAY", "0")
+    monkeypatch.setenv("QUIZTUI_SIMULATED_TPR", "0.75")
+    monkeypatch.setenv("QUIZTUI_SIMULATED_TNR", "0.95")
+    path = write_quiz(tmp_path, 300, seed=8)
+    common = [
+        "vet", str(path), "--no-tui", "--judge", "simulated", "--sim-latency", "0",
+        "--fail-on", "never", "--db", str(tmp_path / "runs.db"),
+    ]  # fmt: skip
+    out = tmp_path / "fit.json"
+    assert main([*common, "--prior", "auto+rates", "-o", str(out)]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["tpr"] == pytest.approx(0.75, abs=0.06)
+    assert report["tnr"] == pytest.approx(0.95, abs=0.03)
+    assert report["calibration"] == (
+        "fitted from this quiz, from uncalibrated defaults (not measured) (weight 20)"
+    )
+    assert report["judge_rates"] == judge_rates_text(
+        report["tpr"], report["tnr"], None, None, report["calibration"]
+    )
+    assert report["prior"] == pytest.approx(0.8, abs=0.07)
+    assert ": prior auto " in capsys.readouterr().err
+    # The same verdicts (from the cache) with the rates assumed: the prior absorbs the error.
+    plain = tmp_path / "auto.json"
+    assert main([*common, "--prior", "auto", "-o", str(plain)]) == 0
+    assumed = json.loads(plain.read_text(encoding="utf-8"))
+    assert (assumed["tpr"], assumed["tnr"]) == (0.9, 0.9)
+    assert abs(assumed["prior"] - 0.8) > abs(report["prior"] - 0.8)
+
+
+async def test_the_tui_shows_the_fitted_rates_once_the_run_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_quiz(tmp_path, 120, seed=9)
+    config = load_config()
+    config = config.model_copy(
+        update={
+            "judge": config.judge.model_copy(update={"provider": "simulated", "logprobs": "off"}),
+            "vet": config.vet.model_copy(update={"prior": "auto+rates"}),
+            "simulated": config.simulated.model_copy(
+                update={"tpr": 0.8, "tnr": 0.95, "latency": 0.0, "line_delay": 0.0}
+            ),
+        }
+    )
+    quiz = load_quiz(path)
+    with Store(tmp_path / "runs.db") as store:
+        runs = vet_runs(config, quiz, store, None)
+        app = build_vet_app(config, store, quiz, runs)
+        async with app.run_test(size=(220, 50)) as pilot:
+            await settled(pilot)
+            summary = app.vet_screen.state.summary
+            assert summary is not None and summary.calibration.startswith("fitted from this quiz")
+            figure = judge_rates_text(
+                summary.tpr, summary.tnr, summary.tpr_ci, summary.tnr_ci, summary.calibration
+            )
+            header = app.vet_screen.query_one(RunHeader)
+            await wait_until(pilot, lambda: figure in str(header.render()), what="fitted rates")
+            await pilot.press("m")
+            await wait_until(pilot, lambda: isinstance(app.screen, MetricsScreen), what="metrics")
+            caption = app.screen.query_one("#bayes-caption", Static).content
+            assert figure in getattr(caption, "plain", str(caption))

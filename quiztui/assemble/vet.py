@@ -34,7 +34,8 @@ def vet_settings(config: Config) -> VetSettings:
         seed=config.vet.seed,
         max_reasks=config.vet.max_reasks,
         prior=fixed_prior(config),
-        prior_auto=config.vet.prior == "auto",
+        prior_auto=config.vet.prior in ("auto", "auto+rates"),
+        fit_rates=config.vet.prior == "auto+rates",
         temperature=config.judge.temperature,
         max_tokens=config.judge.max_tokens,
         use_cache=config.vet.cache,
@@ -46,7 +47,7 @@ def vet_settings(config: Config) -> VetSettings:
 def fixed_prior(config: Config) -> float:
     """The number ``vet.prior`` sets, or with ``prior = "auto"`` the default it leans on."""
     prior = config.vet.prior
-    return config.vet.prior_default if prior == "auto" else prior
+    return config.vet.prior_default if isinstance(prior, str) else prior
 
 
 def judge_accuracy(
@@ -109,7 +110,9 @@ def vet_runs(
             one = settings
             estimate = made[-1].prior_estimate if made else None
             if estimate is not None:  # one question cannot estimate a prior: keep the run's
-                one = replace(settings, prior=estimate.value, prior_auto=False)
+                one = replace(settings, prior=estimate.value, prior_auto=False, fit_rates=False)
+                if settings.fit_rates:  # and, with auto+rates, the rates it fitted
+                    current = made[-1].accuracy
             return VetRun(only, provider, store, prompt, one, current, **options).events()
         run = VetRun(
             quiz,

@@ -75,9 +75,10 @@ def register(sub: Any, parents: Parents) -> None:
     vet.add_argument("--no-cache", action="store_true", help="ignore cached verdicts")
     vet.add_argument(
         "--prior",
-        metavar="auto|X",
+        metavar="auto|auto+rates|X",
         help="P(a key is correct): auto (the default) estimates it from the run's own verdicts;"
-        " a number in (0, 1) fixes it (config vet.prior)",
+        " auto+rates fits the judge's TPR/TNR from them too; a number in (0, 1) fixes it"
+        " (config vet.prior)",
     )
     vet.add_argument(
         "--mode",

@@ -23,8 +23,8 @@ not.
 :func:`fit_prior_and_rates` goes one step further for a profile that may not hold on this quiz:
 the same model, with the judge's TPR and TNR fitted by EM together with X (the correct option as
 the latent variable, as in :mod:`quiztui.core.panel_fit` for one judge), the profile's rates
-entering as ``weight`` pseudo-assertions. ``bench/prior_calibration.py`` measures it; vet runs do
-not use it yet (it would change the rates a run scores with, which every face then has to say).
+entering as ``weight`` pseudo-assertions (``PROFILE_WEIGHT`` in a run). ``prior = "auto+rates"``
+scores a vet run's end with the fitted rates; ``bench/prior_calibration.py`` measures it.
 """
 
 from __future__ import annotations
@@ -34,11 +34,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from quiztui.core.bayes import DEFAULT_PRIOR, JudgeAccuracy, _likelihood
+from quiztui.core.figures import judge_source
 
 if TYPE_CHECKING:
     import numpy as np
 
 SHRINK_BELOW = 30  # questions: fewer than this and the estimate leans on the default
+PROFILE_WEIGHT = 20.0  # auto+rates: the profile's TPR/TNR count as this many assertions each
 LOWEST = 0.05
 HIGHEST = 0.999
 _CHI2_95 = 3.841458820694124  # chi-square(1) 95 % quantile
@@ -252,7 +254,7 @@ def fit_prior_and_rates(
         tpr=tpr,
         tnr=tnr,
         calibrated=False,
-        label=f"quiz fit ({weight:g} pseudo-assertions of {acc.label})",
+        label=f"fitted from this quiz, from {judge_source(acc.label)} (weight {weight:g})",
         counts=None,
         tpr_ci=None,
         tnr_ci=None,

@@ -15,7 +15,12 @@ from dataclasses import dataclass, field, replace
 from quiztui.core.assertions import Assertion, decompose, shuffled
 from quiztui.core.bayes import JudgeAccuracy
 from quiztui.core.estimate import Measured, ModelPrice
-from quiztui.core.prior import PriorEstimate, estimate_prior
+from quiztui.core.prior import (
+    PROFILE_WEIGHT,
+    PriorEstimate,
+    estimate_prior,
+    fit_prior_and_rates,
+)
 from quiztui.core.quiz import Quiz
 from quiztui.errors import ConfigError, StoreError
 from quiztui.pipeline.estimate import default_seed
@@ -40,6 +45,7 @@ class VetSettings:
     max_reasks: int = 2
     prior: float = 0.95  # fixed; with prior_auto, the default the estimate leans on
     prior_auto: bool = False  # prior = "auto": estimated from the run's verdicts at its end
+    fit_rates: bool = False  # prior = "auto+rates": the judge's TPR/TNR fitted from them too
     temperature: float = 0.0
     max_tokens: int | None = None
     use_cache: bool = True
@@ -230,7 +236,13 @@ class VetRun:
                 if st is not None:
                     verdicts[judging.order[seq].option_index] = st.verdict
             questions.append((verdicts, q.key))
-        estimate = estimate_prior(questions, self.accuracy, self.settings.prior)
+        if self.settings.fit_rates:  # the end's scores and the summary use the fitted rates
+            fit = fit_prior_and_rates(
+                questions, self.accuracy, self.settings.prior, weight=PROFILE_WEIGHT
+            )
+            estimate, self.accuracy = fit.prior, fit.accuracy
+        else:
+            estimate = estimate_prior(questions, self.accuracy, self.settings.prior)
         self.prior_estimate = estimate
         log.info("run %s: prior %s", self.run_id, estimate.label)
         judging.settings = replace(judging.settings, prior=estimate.value)

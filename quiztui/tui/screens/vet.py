@@ -265,6 +265,12 @@ class VetScreen(LiveRunScreen):
 
     def run_succeeded(self) -> None:
         summary = self.state.summary
+        if summary is not None:  # the rates the end scored with (prior = "auto+rates" fits them)
+            self.query_one(RunHeader).set_run(
+                calibration=judge_rates_text(
+                    summary.tpr, summary.tnr, summary.tpr_ci, summary.tnr_ci, summary.calibration
+                )
+            )
         if self.prior_label is not None and (prior := self.prior_label()) is not None:
             self.query_one(RunHeader).set_run(prior=prior)
         status = summary.status if summary is not None else FINISHED
