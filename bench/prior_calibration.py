@@ -11,8 +11,8 @@ pooled over the 20,000 questions of a row; the estimate's mean and its interval'
 the quiz's true share of correct keys are printed beside it. The last column, "auto+rates", fits
 the judge's TPR/TNR together with X from each quiz (``core.prior.fit_prior_and_rates``, the
 profile counting as ``--weight`` pseudo-assertions per rate): what a wrong profile costs when the
-quiz may correct it. Vet runs use "auto" (the rates of the profile); "auto+rates" is measured
-here, not yet offered.
+quiz may correct it: ``prior = "auto"`` (the default) scores with the profile's rates,
+``prior = "auto+rates"`` with the fitted ones (weight 20, as here).
 
     .venv/bin/python bench/prior_calibration.py                  # the table quoted in README
     .venv/bin/python bench/prior_calibration.py --quizzes 50     # quicker
