@@ -142,7 +142,8 @@ def test_a_v8_store_is_migrated_to_v9_and_keeps_its_runs(tmp_path: Path) -> None
     db = tmp_path / "old.db"
     v8_store(db)
     with Store(db) as store:
-        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == 9 == len(MIGRATIONS)
+        version = store.conn.execute("PRAGMA user_version").fetchone()[0]
+        assert version == len(MIGRATIONS) >= 9  # v9 and any later migration applied
         assert store.get_run(7).quiz_title == "Old quiz"
         assert store.decisions.count() == 0
         stored = store.decisions.record(make_decision(SODIUM, ACCEPT, run_id=7), "h")
