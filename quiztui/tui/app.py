@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
@@ -73,9 +73,14 @@ class QuiztuiApp(App[None]):
         themes_dir: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
         flush_interval: float = 0.1,
+        keymap: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
         self.quiz = quiz
+        # [keys] in the config: binding id → keys (Textual's keymap); help shows the keys in effect.
+        self.requested_keymap = dict(keymap or {})
+        if self.requested_keymap:
+            self.set_keymap(self.requested_keymap)
         self.services = services
         # Judge profiles (calibrations), newest first as the store lists them; the metrics
         # screen shows them and the Calibrate screen adds the ones it measures.
@@ -123,6 +128,23 @@ class QuiztuiApp(App[None]):
             )
         for problem in self.theme_problems:
             self.notify(f"theme skipped: {problem}", severity="warning", markup=False)
+        if self.requested_keymap:
+            unknown = sorted(set(self.requested_keymap) - known_binding_ids())
+            if unknown:
+                self.notify(
+                    f"[keys]: no action has the id {', '.join(map(repr, unknown))}"
+                    " (F1 lists each key's id)",
+                    severity="warning",
+                    markup=False,
+                    timeout=10,
+                )
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """Textual's palette commands, less those quiztui lists under its own names (theme,
+        quit and keys are ``Theme: …``, ``App: quit`` and ``Help: keys``)."""
+        for command in super().get_system_commands(screen):
+            if command.title not in ("Theme", "Quit", "Keys"):
+                yield command
 
     def on_unmount(self) -> None:
         if self.FREEZE_GC_AFTER_START:
@@ -228,6 +250,55 @@ class QuiztuiApp(App[None]):
     def action_open_runs(self) -> None:
         self.open_runs()
 
+    async def go_home(self) -> None:
+        """Back to the vet screen, closing what is open above it."""
+        while self.screen is not self.vet_screen and len(self.screen_stack) > 1:
+            await self.pop_screen()
+
+    async def show(self, name: str) -> None:
+        """Open a tool's screen from anywhere (the command palette): home first, then it."""
+        await self.go_home()
+        if name == "metrics":
+            self.vet_screen.action_open_metrics()
+        elif name == "calibrate":
+            self.open_calibrate()
+        elif name == "grade":
+            self.open_grade()
+        elif name == "review":
+            self.open_review()
+        elif name == "robustness":
+            self.open_robustness()
+        elif name == "runs":
+            self.open_runs()
+        elif name == "compare":
+            from quiztui.tui.screens.runs import RunsScreen
+
+            self.push_screen(RunsScreen(self.services.runs, compare_newest=True))
+        else:
+            raise ValueError(f"no screen named {name!r}")
+
+    def export_report(self, fmt: str) -> None:
+        """Write the finished vet run's report (md, json, csv, html) beside the quiz file."""
+        from quiztui.report.extras import ReportExtras
+        from quiztui.report.writers import render_report, spreadsheet_safe
+
+        vet = self.vet_screen
+        summary = vet.state.summary
+        if summary is None:
+            self.notify("No finished run to export yet (r starts one)", timeout=5)
+            return
+        text = render_report(summary, fmt, ReportExtras(vet.quiz.unjudged, vet.lint_report))
+        if fmt == "csv":
+            text = spreadsheet_safe(text)
+        source = Path(vet.quiz.source_path) if vet.quiz.source_path else Path.cwd() / "quiz"
+        path = source.with_name(f"{source.stem}.run{summary.run_id}.{fmt}")
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"{path}: {exc.strerror or exc}", title="Not exported", severity="error")
+            return
+        self.notify(f"Report written to {path}", title="Exported", markup=False, timeout=8)
+
     def on_fragility_measured(self, message: FragilityMeasured) -> None:
         self.vet_screen.set_fragility(message.flags)
 
@@ -289,3 +360,50 @@ class QuiztuiApp(App[None]):
             else f"{unsaved} edited question(s) not written to the file (ctrl+s). Quit anyway?"
         )
         self.push_screen(ConfirmQuitScreen(question), callback=answered)
+
+
+def known_binding_ids() -> set[str]:
+    """Every binding id of the vet app's screens and dialogs (what ``[keys]`` can remap)."""
+    from quiztui.tui.help import HelpScreen as Help
+    from quiztui.tui.screens import (
+        benchmark,
+        calibrate,
+        compare,
+        confirm,
+        decide,
+        detail,
+        edit,
+        grade,
+        grade_detail,
+        metrics,
+        review,
+        robustness,
+        runs,
+    )
+    from quiztui.tui.widgets.tables import NavTable
+
+    classes: list[type] = [QuiztuiApp, VetScreen, NavTable, Help]
+    for module in (
+        benchmark,
+        calibrate,
+        compare,
+        confirm,
+        decide,
+        detail,
+        edit,
+        grade,
+        grade_detail,
+        metrics,
+        review,
+        robustness,
+        runs,
+    ):
+        classes += [
+            c for c in vars(module).values() if isinstance(c, type) and "BINDINGS" in vars(c)
+        ]
+    ids: set[str] = set()
+    for cls in classes:
+        for binding in vars(cls).get("BINDINGS", ()):
+            if isinstance(binding, Binding) and binding.id:
+                ids.add(binding.id)
+    return ids

@@ -41,11 +41,17 @@ def app_commands(app: Any, quit_help: str) -> Iterator[Command]:
 
 
 class QuiztuiCommands(CommandList):
-    """Commands of the vet screen and the app, discoverable with an empty query."""
+    """Every screen and action of the vet app, once each, discoverable with an empty query.
+
+    A screen's command works from wherever the palette was opened: it goes back to the vet
+    screen first (``QuiztuiApp.show``). Textual's own Theme, Quit and Keys commands are left out
+    (``QuiztuiApp.get_system_commands``): these are here under their quiztui names.
+    """
 
     def _commands(self) -> Iterator[Command]:
         app: QuiztuiApp = self.app  # type: ignore[assignment]
         vet = app.vet_screen
+        yield ("View: vet (home)", "Back to the vet screen: questions and verdicts", app.go_home)
         yield ("Run: start", "Start a new vet run (r)", vet.action_start_run)
         yield ("Run: cancel", "Cancel the running vet; judged rows stay (x)", vet.action_cancel_run)
         from quiztui.tui.screens.vet import BADGE_FILTERS
@@ -58,32 +64,72 @@ class QuiztuiCommands(CommandList):
             )
         yield ("View: search questions", "Filter questions by text (/)", vet.action_search)
         yield (
+            "View: all columns",
+            "Show the columns a narrow terminal folds away; the table scrolls sideways (w)",
+            vet.action_toggle_columns,
+        )
+        yield (
             "View: question detail",
             "Open the highlighted question (enter)",
             vet.action_open_detail,
         )
+        yield ("Edit: question", "Edit the highlighted question and re-judge it (e)", vet_edit(app))
         yield (
-            "View: metrics",
-            "Bayes and binomial tables, run histograms, reliability, judge profiles, usage (m)",
-            vet.action_open_metrics,
+            "Edit: save to the quiz file",
+            "Write the edited questions into the quiz file, keeping a .bak (ctrl+s)",
+            vet.action_save_quiz,
         )
-        yield (
-            "View: calibrate the judge",
-            "Measure the judge's TPR/TNR on a gold set and store its profile (c)",
-            vet.action_open_calibrate,
-        )
-        yield (
-            "View: grade an answer",
-            "Grade a candidate answer against a reference, by LLM or offline (a)",
-            app.open_grade,
-        )
-        yield (
-            "View: run history",
-            "Past runs with counts and cost; open one, compare two judges (h)",
-            app.open_runs,
-        )
+        for name, title, help_text in SCREENS:
+            yield (title, help_text, partial(app.show, name))
+        for fmt in REPORT_FORMATS:
+            yield (
+                f"Export: report as {fmt}",
+                f"Write the finished run's {fmt.upper()} report beside the quiz file",
+                partial(app.export_report, fmt),
+            )
         yield from review_desk_commands(vet)
         yield from app_commands(app, "Quit quiztui (asks while a run is active)")
+
+
+# The screens the palette opens: app.show(name), title, help.
+SCREENS: tuple[tuple[str, str, str], ...] = (
+    (
+        "metrics",
+        "View: metrics",
+        "Bayes and binomial tables, run histograms, reliability, judge profiles, usage (m)",
+    ),
+    (
+        "calibrate",
+        "View: calibrate the judge",
+        "Measure the judge's TPR/TNR on a gold set and store its profile (c)",
+    ),
+    (
+        "grade",
+        "View: grade an answer",
+        "Grade a candidate answer against a reference, by LLM or offline (a)",
+    ),
+    (
+        "review",
+        "View: review question quality",
+        "Rate each question's wording with LLM reviewers; stored results first (v)",
+    ),
+    (
+        "robustness",
+        "View: paraphrase robustness",
+        "Answer paraphrased forms of each question; stored results first (p)",
+    ),
+    ("runs", "View: run history", "Past runs with counts and cost; open one (h)"),
+    ("compare", "View: compare two runs", "The two newest vet runs side by side: agreement, κ"),
+)
+REPORT_FORMATS = ("md", "json", "csv", "html")
+
+
+def vet_edit(app: QuiztuiApp) -> Callable[[], object]:
+    async def edit() -> None:
+        await app.go_home()
+        app.vet_screen.action_edit_question()
+
+    return edit
 
 
 def review_desk_commands(vet: Any) -> Iterator[Command]:

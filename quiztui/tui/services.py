@@ -16,6 +16,7 @@ from quiztui.core.figures import UNCALIBRATED_RATES
 if TYPE_CHECKING:
     from quiztui.core.bank import Bank
     from quiztui.core.calibration import JudgeProfile
+    from quiztui.core.estimate import Estimate
     from quiztui.core.lint import LintReport
     from quiztui.core.quiz import Quiz
     from quiztui.pipeline.events import VetEvent
@@ -89,6 +90,8 @@ class AppServices:
     runs: RunsSource | None = None  # the run history (``h``)
     # prior = "auto": the last run's estimated prior as the header names it (None: fixed prior)
     prior: Callable[[], str | None] | None = None
+    # What a run would cost, shown while a paid judge waits for r (None: not estimated)
+    estimate: Estimate | None = None
     # The review desk's decisions (accept / fix / rewrite / drop); None: nowhere to keep them.
     decisions: DecisionBook | None = None
 

@@ -24,6 +24,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any, ClassVar
 
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
@@ -105,7 +106,16 @@ class LiveRunScreen(Screen[None]):
         return self.run_status == RUNNING
 
     def start_flush_timer(self) -> None:
-        self.set_interval(self.flush_interval, self.flush, name=self.FLUSH_TIMER)
+        self.set_interval(self.flush_interval, self._flush_tick, name=self.FLUSH_TIMER)
+
+    def _flush_tick(self) -> None:
+        """The timer's flush. A screen kept for later (installed, not on the stack) still ticks
+        while the app shuts down and removes its widgets: nothing is left to flush to then."""
+        try:
+            self.flush()
+        except NoMatches:
+            if self.is_attached and self.app.is_running and self in self.app.screen_stack:
+                raise  # a missing widget on a live screen is a bug
 
     def start_run_worker(
         self, events: Callable[[], AsyncIterator[Any]], handle: Callable[[Any], None]

@@ -187,12 +187,14 @@ class RunsScreen(Screen[None]):
         Binding("escape", "close", "Back", id="runs.close"),
     ]
 
-    def __init__(self, source: RunsSource | None) -> None:
+    def __init__(self, source: RunsSource | None, *, compare_newest: bool = False) -> None:
         super().__init__(id="runs")
         self.source = source
         self.listings: list[RunListing] = []
         self.marked: list[int] = []  # run ids, at most two, in the order they were marked
         self.loaded = False
+        # Once loaded, compare the two newest vet runs (the palette's "compare two runs").
+        self.compare_newest = compare_newest
 
     @property
     def running(self) -> bool:  # what GradeApp asks before quitting: nothing to lose here
@@ -248,6 +250,14 @@ class RunsScreen(Screen[None]):
             table.move_cursor(row=table.get_row_index(keep), animate=False)
         self._refresh_bar()
         self._refresh_detail()
+        if self.compare_newest:
+            self.compare_newest = False
+            newest = [r.id for r in listings if r.kind == "vet"][:2]
+            if len(newest) < 2:
+                self.notify("Two vet runs are needed to compare; vet the quiz again", timeout=5)
+                return
+            self.marked = newest[::-1]
+            self.action_compare()
 
     def _refresh_bar(self) -> None:
         n = len(self.listings)

@@ -123,6 +123,7 @@ class VetScreen(LiveRunScreen):
         self.calibration = services.calibration
         self.prior_label = services.prior  # prior = "auto": the estimate, once a run has ended
         self.autorun = autorun
+        self.pre_estimate = services.estimate  # shown while a paid judge waits for r
         self.clock = clock
         self.state = RunState(quiz, clock)
         # question id → (fragile, why), from the newest robustness run of this quiz
@@ -168,6 +169,10 @@ class VetScreen(LiveRunScreen):
         self.start_flush_timer()
         if self.autorun:
             self.action_start_run()
+        elif not self.simulated:  # a paid judge: nothing is sent before r
+            self.query_one(RunHeader).set_run(
+                status=IDLE, status_note="r starts", estimate=self.pre_estimate
+            )
 
     def _notify_skipped(self) -> None:
         """The file's items a non-strict load left out: how many, which, and why."""
