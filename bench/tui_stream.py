@@ -1,25 +1,32 @@
-"""How fast do streamed verdicts become visible in the TUI, and what does it cost the event loop?
+"""How fast do streamed verdicts become visible in the TUI, and does it keep answering keys?
 
     python bench/tui_stream.py [--n 4000] [--rate 0] [--chunk 20] [--size 120x40]
-                               [--flush-interval 0.1]
+                               [--flush-interval 0.1] [--probe-interval 0.05]
 
 A synthetic producer emits N verdicts (N/4 four-option questions) plus the scores and usage
 events a real run sends, as fast as possible (``--rate 0``; it yields to the loop every
 ``--chunk`` verdicts, as a streamed batch reply would) or at ``--rate`` verdicts per second. The
 app runs headless (the compositor renders every frame; only the terminal write is skipped).
 
-Printed: time from the last verdict emitted until all N rows are in the verdicts table, the
-number of add_rows calls, and event-loop lag (overshoot of a 10 ms sleep, measured by a separate
-task) p50/p99/max. Targets: rows visible within 1 s of the last verdict, p99 lag ≤ 100 ms.
+Printed: time from the last verdict emitted until all N rows are in the verdicts table and a
+frame has been painted after that; input-to-paint while the verdicts stream (a key press, k or j,
+sent through the driver to the focused verdicts table every ``--probe-interval`` seconds, timed
+until the first compositor frame in which the table's cursor has moved), p50/p99/max; the number
+of add_rows calls; event-loop lag (overshoot of a 10 ms sleep, measured by a separate task)
+p50/p99/max; and the process's peak RSS. Targets: the last verdict visible within 1 s of
+arriving, input-to-paint p99 ≤ 100 ms.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import resource
 import statistics
 import time
 from collections.abc import AsyncIterator
+
+from textual import events
 
 from quiztui.core.assertions import decompose, shuffled
 from quiztui.core.bayes import JudgeAccuracy
@@ -33,7 +40,7 @@ from quiztui.pipeline.events import (
 from quiztui.pipeline.scoring import score_question
 from quiztui.tui.app import QuiztuiApp
 from quiztui.tui.services import AppServices
-from quiztui.tui.widgets.tables import VerdictsTable
+from quiztui.tui.widgets.verdict_window import VerdictsTable
 
 
 def make_quiz(n_verdicts: int) -> Quiz:
@@ -129,7 +136,6 @@ async def run(args: argparse.Namespace) -> None:
     original = VerdictsTable.add_rows
 
     def counting(self: VerdictsTable, rows):  # type: ignore[no-untyped-def]
-        rows = list(rows)
         calls.append(len(rows))
         return original(self, rows)
 
@@ -143,31 +149,68 @@ async def run(args: argparse.Namespace) -> None:
         flush_interval=args.flush_interval,
     )
     lags: list[float] = []
+    paints: list[float] = []  # input-to-paint of each probe key
+    probe: tuple[float, int] | None = None  # (sent at, cursor row then) of the key in flight
+    timed_out = 0
     visible_at: float | None = None
     async with app.run_test(size=(width, height)) as pilot:
         await pilot.pause()
         table = app.vet_screen.verdicts_table
+        table.focus()
+        await pilot.pause()
         stop = asyncio.Event()
+        display = app._display
+
+        def painted(screen, renderable):  # type: ignore[no-untyped-def]
+            """Every compositor frame (headless: rendered, then not written) ends here."""
+            nonlocal probe, visible_at
+            display(screen, renderable)
+            now = time.perf_counter()
+            if probe is not None and table.cursor_row != probe[1]:
+                paints.append(now - probe[0])
+                probe = None
+            if visible_at is None and table.row_count >= args.n:
+                visible_at = now
+
+        app._display = painted  # type: ignore[method-assign]
+        driver = app._driver
+        assert driver is not None
 
         async def measure_lag() -> None:
-            nonlocal visible_at
             while not stop.is_set():
                 t0 = time.perf_counter()
                 await asyncio.sleep(0.010)
                 now = time.perf_counter()
                 lags.append(now - t0 - 0.010)
-                if visible_at is None and table.row_count >= args.n:
-                    visible_at = now
+
+        async def press_keys() -> None:
+            """A user moving the cursor while the verdicts stream in, one key at a time."""
+            nonlocal probe, timed_out
+            while not stop.is_set() and visible_at is None:
+                await asyncio.sleep(args.probe_interval)
+                if stop.is_set() or visible_at is not None:
+                    break
+                if probe is not None:
+                    if time.perf_counter() - probe[0] < 5.0:
+                        continue
+                    timed_out += 1  # never painted (e.g. the cursor could not move)
+                key = "k" if table.cursor_row > 0 else "j"
+                probe = (time.perf_counter(), table.cursor_row)
+                event = events.Key(key, key)
+                event.set_sender(app)
+                driver.send_message(event)
 
         lag_task = asyncio.create_task(measure_lag())
         started = time.perf_counter()
         app.vet_screen.action_start_run()
+        key_task = asyncio.create_task(press_keys())
         deadline = started + args.timeout
         while visible_at is None and time.perf_counter() < deadline:
             await asyncio.sleep(0.05)
         await app.workers.wait_for_complete()
         stop.set()
         await lag_task
+        await key_task
         rows = table.row_count
     VerdictsTable.add_rows = original  # type: ignore[method-assign]
 
@@ -186,12 +229,19 @@ async def run(args: argparse.Namespace) -> None:
         )
     else:
         print(f"  NOT all rows visible within {args.timeout:g} s: {rows}/{args.n}")
+    print(
+        f"  input-to-paint: p50 {statistics.median(paints or [0]) * 1000:.1f} ms, "
+        f"p99 {percentile(paints, 99) * 1000:.1f} ms, max {max(paints, default=0) * 1000:.1f} ms "
+        f"({len(paints)} keys, {timed_out} not painted within 5 s)"
+    )
     print(f"  add_rows calls: {len(calls)} (largest {max(calls, default=0)} rows)")
     print(
         f"  event-loop lag: p50 {statistics.median(lags) * 1000:.1f} ms, "
         f"p99 {percentile(lags, 99) * 1000:.1f} ms, max {max(lags, default=0) * 1000:.1f} ms "
         f"({len(lags)} samples)"
     )
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"  peak RSS: {peak:.0f} MB")
 
 
 def main() -> None:
@@ -202,6 +252,9 @@ def main() -> None:
     parser.add_argument("--size", default="120x40", help="terminal size WxH")
     parser.add_argument("--flush-interval", type=float, default=0.1)
     parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument(
+        "--probe-interval", type=float, default=0.05, help="seconds between probe key presses"
+    )
     asyncio.run(run(parser.parse_args()))
 
 

@@ -116,7 +116,7 @@ def option_text(record: QuestionRecord, index: int) -> Text:
 
 
 class QuestionDetailScreen(ModalScreen[None]):
-    """A snapshot of one question's record at the moment it was opened."""
+    """One question's record; the vet screen updates it live (``show_record``) during a run."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close", id="detail.close"),
@@ -151,6 +151,16 @@ class QuestionDetailScreen(ModalScreen[None]):
             hint = "esc close · j/k scroll" + (" · e edit and re-judge" if self.edit else "")
             yield Static(Text(hint, style="dim"), id="detail-hint")
         yield Footer()
+
+    def show_record(self, record: QuestionRecord) -> None:
+        """The question's newer state: the vet screen passes it on while verdicts arrive."""
+        self.record = record
+        if not self.is_mounted:
+            return
+        self.query_one("#detail-summary", Static).update(summary_text(record, self.total))
+        for index in range(record.question.n):
+            for option in self.query(f"#detail-option-{index}").results(Static):
+                option.update(option_text(record, index))
 
     def action_close(self) -> None:
         self.dismiss(None)

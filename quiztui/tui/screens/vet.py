@@ -3,12 +3,16 @@
 Events are recorded in :class:`RunState` as they arrive; a timer flushes them to the tables at
 most every ``flush_interval`` seconds, with one ``add_rows`` call (≤ ``MAX_ROWS_PER_FLUSH``
 rows) for new verdicts and ``update_cell`` calls with stable keys for the questions. One table
-call per verdict would cost ~40 ms of rendering each and drown the event loop.
+call per verdict would cost ~40 ms of rendering each and drown the event loop. The verdicts table
+is windowed (widgets/verdict_window.py): it holds the run's records and renders only the rows on
+screen, so a 100,000-assertion run costs a list append per verdict.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import gc
+import time
 from collections.abc import Callable
 from itertools import islice
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -57,14 +61,18 @@ from quiztui.tui.streams import drain
 from quiztui.tui.widgets.cells import printable
 from quiztui.tui.widgets.header import RunHeader
 from quiztui.tui.widgets.stats import RunStats
-from quiztui.tui.widgets.tables import QuestionsTable, VerdictsTable
+from quiztui.tui.widgets.tables import QuestionsTable
+from quiztui.tui.widgets.verdict_window import VerdictsTable
 
 if TYPE_CHECKING:
     from quiztui.tui.services import AppServices
 
 BADGE_FILTERS = ("all", "poor", "questionable", "incomplete", "good", "pending")
-MAX_ROWS_PER_FLUSH = 500
-MAX_QUESTIONS_PER_FLUSH = 250  # question rows refreshed per flush (4 update_cell calls each)
+MAX_ROWS_PER_FLUSH = 20_000  # the verdicts table is windowed: adding a row is a list append
+MAX_QUESTIONS_PER_FLUSH = 400  # question rows refreshed per flush (a few update_cells each)
+# While a run streams, question rows are refreshed at most this often (seconds): a questions-table
+# frame is the costly one, verdict rows keep the flush interval.
+QUESTIONS_EVERY = 0.2
 
 
 class VetScreen(LiveRunScreen):
@@ -134,10 +142,9 @@ class VetScreen(LiveRunScreen):
         self.desk.apply(self.state.questions.values())
         self.badge_filter = "all"
         self.text_filter = ""
-        self._verdict_rows: dict[int, RowKey] = {}
-        self._seq_by_row: dict[RowKey, int] = {}
         self._labels: tuple[str, str] = ("", "")
         self._shown_status = self.state.status
+        self._questions_flushed = 0.0  # time.monotonic() of the last question-row refresh
 
     # -- composition ---------------------------------------------------------------------------
 
@@ -154,7 +161,7 @@ class VetScreen(LiveRunScreen):
             yield Input(placeholder="filter question text…", id="search")
         yield QuestionsTable(id="questions")
         yield Static("", id="verdicts-label", classes="section-bar", markup=False)
-        yield VerdictsTable(id="verdicts")
+        yield VerdictsTable(lambda qid: self.state.questions.get(qid), id="verdicts")
         yield RunStats(self.state.total, id="stats")
         yield Footer()
 
@@ -203,14 +210,20 @@ class VetScreen(LiveRunScreen):
         """Start a fresh run (a running one is cancelled by the exclusive worker group)."""
         if self._rejudging is not None and self._rejudge_worker is not None:
             self._rejudge_worker.cancel()
+        # Nothing judged since the table was built: its rows already show these pending records
+        # (rebuilding 25,000 question rows would freeze the screen for seconds).
+        untouched = self.state.status == IDLE and self.state.done == 0
         self.state = RunState(self.quiz, self.clock)
         self._apply_fragility()
         self._apply_lint()
         self.desk.apply(self.state.questions.values())
-        self._verdict_rows.clear()
-        self._seq_by_row.clear()
         self.verdicts_table.clear()
-        self.questions_table.show(self._visible_records(), self._visible_unjudged())
+        if not untouched:
+            self.questions_table.show(self._visible_records(), self._visible_unjudged())
+        # What exists now (the tables' rows, the quiz) lives through the run: the collector need
+        # not scan it again and again while 100,000 verdicts arrive (full passes took seconds).
+        # The app unfreezes when it unmounts (app.py freezes its start-up objects the same way).
+        gc.freeze()
         self.state.begin()
         self._status_changed()
         self.start_run_worker(self.start_run, self._record)
@@ -317,15 +330,13 @@ class VetScreen(LiveRunScreen):
         if state.changed_seqs:
             table = self.verdicts_table
             for seq in state.changed_seqs:
-                row_key = self._verdict_rows.get(seq)
-                if row_key is not None:
-                    record = state.assertions[seq]
-                    table.update_row(
-                        row_key,
-                        table.row_cells(record, state.questions.get(record.question_id)),
-                    )
+                table.update_row(state.assertions[seq])
             state.changed_seqs.clear()
-        if state.dirty_questions:
+        now = time.monotonic()
+        if state.dirty_questions and (
+            state.status != RUNNING or now - self._questions_flushed >= QUESTIONS_EVERY
+        ):
+            self._questions_flushed = now
             if limit is None or len(state.dirty_questions) <= MAX_QUESTIONS_PER_FLUSH:
                 dirty = set(state.dirty_questions)
                 state.dirty_questions.clear()
@@ -333,6 +344,7 @@ class VetScreen(LiveRunScreen):
                 dirty = set(islice(state.dirty_questions, MAX_QUESTIONS_PER_FLUSH))
                 state.dirty_questions.difference_update(dirty)
             self._refresh_questions(dirty)
+            self._refresh_detail(dirty)
             self._update_labels()
         if state.stats_dirty or state.status == RUNNING:
             state.stats_dirty = False
@@ -347,13 +359,17 @@ class VetScreen(LiveRunScreen):
         state = self.state
         table = self.verdicts_table
         follow = table.row_count == 0 or table.cursor_row >= table.row_count - 1
-        records = [state.assertions[seq] for seq in seqs]
-        rows = [table.row_cells(r, state.questions.get(r.question_id)) for r in records]
-        keys = table.add_rows(rows)
-        self._verdict_rows.update(zip(seqs, keys, strict=True))
-        self._seq_by_row.update(zip(keys, seqs, strict=True))
+        table.add_rows([state.assertions[seq] for seq in seqs])
         if follow and table.row_count:
             table.move_cursor(row=table.row_count - 1, animate=False)
+
+    def _refresh_detail(self, question_ids: set[str]) -> None:
+        """An open question detail follows its question's verdicts and score as they arrive."""
+        screen = self.app.screen
+        if isinstance(screen, QuestionDetailScreen) and screen.record.question.id in question_ids:
+            record = self.state.questions.get(screen.record.question.id)
+            if record is not None:
+                screen.show_record(record)
 
     def _refresh_questions(self, question_ids: set[str]) -> None:
         table = self.questions_table
@@ -493,12 +509,20 @@ class VetScreen(LiveRunScreen):
 
     # -- detail ---------------------------------------------------------------------------
 
-    def _record_for_row(self, table: DataTable[Any], row_key: RowKey) -> QuestionRecord | None:
-        if table is self.questions_table:
+    def _record_for_row(
+        self, table: DataTable[Any] | VerdictsTable, row_key: RowKey | int
+    ) -> QuestionRecord | None:
+        """The question of a questions-table row (its key) or of a verdict row (its seq)."""
+        if isinstance(row_key, RowKey):
             return self.state.questions.get(str(row_key.value))
-        seq = self._seq_by_row.get(row_key)
-        record = self.state.assertions.get(seq) if seq is not None else None
+        record = self.state.assertions.get(row_key)
         return self.state.questions.get(record.question_id) if record is not None else None
+
+    @on(VerdictsTable.RowSelected)
+    def _verdict_selected(self, event: VerdictsTable.RowSelected) -> None:
+        record = self._record_for_row(event.table, event.seq)
+        if record is not None:
+            self.open_detail(record)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         record = self._record_for_row(event.data_table, event.row_key)
@@ -641,17 +665,14 @@ class VetScreen(LiveRunScreen):
     def _forget_question(self, record: QuestionRecord, new: Question) -> None:
         """Drop a question's verdicts and score: it is about to be judged again."""
         state = self.state
-        table = self.verdicts_table
         qid = record.question.id
-        for seq in [s for s, a in state.assertions.items() if a.question_id == qid]:
+        seqs = [s for s, a in state.assertions.items() if a.question_id == qid]
+        for seq in seqs:
             gone = state.assertions.pop(seq)
             if gone.verdict is None:
                 state.unjudged -= 1
-            row_key = self._verdict_rows.pop(seq, None)
-            if row_key is not None:
-                self._seq_by_row.pop(row_key, None)
-                table.remove_row(row_key)
             state.changed_seqs.discard(seq)
+        self.verdicts_table.remove_rows(seqs)
         state.pending_seqs[:] = [s for s in state.pending_seqs if s in state.assertions]
         state.total += new.n - record.question.n
         record.question = new
@@ -671,7 +692,7 @@ class VetScreen(LiveRunScreen):
             source_path=self.quiz.source_path,
             format=self.quiz.format,
         )
-        offset = max((*self.state.assertions, *self._verdict_rows), default=-1) + 1
+        offset = max((*self.state.assertions, *self.verdicts_table.rows), default=-1) + 1
         self._rejudge_usage: UsageUpdated | None = None
         self._rejudge_cached = 0
 

@@ -1,7 +1,9 @@
-"""The two live tables of the vet screen, on a DataTable with vi keys and fitted columns.
+"""The questions table of the vet screen (and the other screens' tables), on a DataTable with vi
+keys and fitted columns; the verdicts table is windowed (verdict_window.py).
 
-Rows are keyed: questions by question id, verdict rows by the key ``add_rows`` returned, so
-updates use ``update_cell(row_key, column_key, …)`` and survive sorting and filtering.
+Rows are keyed (questions by question id), so updates use ``update_cell(row_key, column_key, …)``
+and survive sorting and filtering. Row geometry and cell renders are cached per cell
+(unit_rows.py), so a 25,000-row table stays cheap to update.
 """
 
 from __future__ import annotations
@@ -19,19 +21,17 @@ from textual.widgets.data_table import Column, ColumnKey, RowKey
 
 from quiztui.core.kscore import Badge
 from quiztui.core.quiz import Unjudged
-from quiztui.tui.state import AssertionRecord, QuestionRecord
+from quiztui.tui.state import QuestionRecord
 from quiztui.tui.widgets.cells import (
     DASH,
     Cell,
-    agrees_cell,
     badge_cell,
     cell,
     confidence_text,
-    keyed_cell,
     option_cell,
     option_letter,
-    verdict_cell,
 )
+from quiztui.tui.widgets.unit_rows import UnitRows
 
 LINT_STYLES = {"error": "bold red", "warning": "yellow", "info": "dim"}
 # The review column: the words say it; the colours only help.
@@ -56,7 +56,7 @@ class FitColumn(Column):
         return 0 if self.hidden else super().get_render_width(data_table)
 
 
-class NavTable(DataTable[Cell]):
+class NavTable(UnitRows, DataTable[Cell]):
     """A row-cursor DataTable with j/k/g/G and columns that fit the widget's width.
 
     ``PRIORITY`` names the columns a narrow table may hide (column key → rank, higher hidden
@@ -336,46 +336,3 @@ class QuestionsTable(NavTable):
         if key not in self.rows:
             return
         self.update_changed(key, self.live_cells(record))
-
-
-class VerdictsTable(NavTable):
-    """One row per assertion in arrival order; filled in batches by the screen's flush timer."""
-
-    COLUMNS: ClassVar[Sequence[ColumnSpec]] = (
-        ColumnSpec("seq", "seq", 5),
-        ColumnSpec("question", "question", 8, flex=3),
-        ColumnSpec("option", "option", 6, flex=2),
-        ColumnSpec("keyed", "keyed", 5),
-        ColumnSpec("verdict", "verdict", 8),
-        ColumnSpec("agrees", "agrees", 6),
-        ColumnSpec("reason", "reason", 8, flex=3),
-    )
-
-    @staticmethod
-    def row_cells(record: AssertionRecord, question: QuestionRecord | None) -> list[Cell]:
-        if question is not None:
-            q = question.question
-            keyed = record.option_index == q.key
-            q_text = cell(f"{question.number}. {q.text}")
-            opt_text = q.options[record.option_index] if 0 <= record.option_index < q.n else "?"
-        else:  # an event for a question the quiz does not have: show it, do not crash
-            keyed = False
-            q_text = cell(record.question_id)
-            opt_text = "?"
-        return [
-            cell(str(record.seq)),
-            q_text,
-            option_cell(record.option_index, opt_text),
-            keyed_cell(keyed),
-            verdict_cell(record.verdict),
-            agrees_cell(record.verdict, keyed),
-            cell(record.reason, "dim" if record.cached else ""),
-        ]
-
-    LIVE_COLUMNS: ClassVar[tuple[str, ...]] = ("verdict", "agrees", "reason")
-
-    def update_row(self, row_key: RowKey, cells: Sequence[Cell]) -> None:
-        """Rewrite the columns a repeated verdict can change (a re-asked assertion)."""
-        by_key = dict(zip((s.key for s in self.COLUMNS), cells, strict=True))
-        for column in self.LIVE_COLUMNS:
-            self.update_cell(row_key, column, by_key[column])
