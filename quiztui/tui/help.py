@@ -76,8 +76,9 @@ def collect_sections(screen: Screen[object]) -> list[HelpSection]:
         for entry in entries:
             if entry.description in merged:
                 old = merged[entry.description]
+                ids = ", ".join(dict.fromkeys(i for i in (old.binding_id, entry.binding_id) if i))
                 merged[entry.description] = HelpEntry(
-                    f"{old.keys}, {entry.keys}", old.description, old.binding_id, old.enabled
+                    f"{old.keys}, {entry.keys}", old.description, ids or None, old.enabled
                 )
             else:
                 merged[entry.description] = entry
