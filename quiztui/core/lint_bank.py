@@ -309,8 +309,13 @@ def answered_elsewhere(
             continue
         # B has the key's words and ``need`` topic words: with two or more needed, B is in the
         # stems of some pair of topic words (set intersections, each as long as the rarer word's
-        # stems), which are far fewer than the stems of any one word.
+        # stems), which are far fewer than the stems of any one word. A key word rare enough to
+        # have its stems listed narrows every topic word's stems to those first.
         topic_lists = sorted((postings[w] for w in topic), key=len)
+        key_lists = [postings[w] for w in key_words if w in postings]
+        if key_lists:
+            narrow = min(key_lists, key=len)
+            topic_lists = sorted((t & narrow for t in topic_lists), key=len)
         if need == 1:
             candidates = set().union(*topic_lists)
         else:

@@ -377,8 +377,17 @@ def _option_findings(
     out = []
     repeats = [repeat_key(o) for o in q.options]
     keys = texts.compared
+    lengths = [len(k) for k in keys]
+    letters = [n - k.count(" ") for n, k in zip(lengths, keys, strict=True)]
+    bound = s.option_similarity - 1e-9
     for i in range(len(q.options)):
         for j in range(i + 1, len(q.options)):
+            if (
+                letters[i] != letters[j]  # so not the same but for spacing (near_keys)
+                and 2 * min(lengths[i], lengths[j]) < bound * (lengths[i] + lengths[j])
+                and repeats[i] != repeats[j]
+            ):
+                continue  # no repeat, and the lengths alone keep the ratio below the threshold
             has_key = key_ok and q.key in (i, j)
             key_note = f" (option {q.key + 1} is the key)" if has_key else ""
             if repeats[i] and repeats[i] == repeats[j]:
