@@ -144,6 +144,9 @@ def test_the_vectorised_index_pairs_what_the_plain_blocking_pairs() -> None:
     plain = reference_pairs(word_sets)
     assert len(plain) > 5_000
     assert index_pairs(word_sets) == plain
+    # No text, empty texts, texts sharing nothing: no pairs (and no error).
+    assert index_pairs([]) == index_pairs([frozenset(), frozenset({"w1"})]) == set()
+    assert index_pairs([frozenset({"a", "b"}), frozenset({"a", "c"})]) == {(0, 1)}
 
 
 def test_the_plain_text_shortcut_gives_what_the_full_normalisers_give() -> None:

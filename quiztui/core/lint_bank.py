@@ -155,7 +155,9 @@ def _candidates(ids: Any, sizes: Any) -> tuple[Any, Any]:
         left, right = np.triu_indices(size, 1)
         i, j = members[:, left].ravel(), members[:, right].ravel()
         codes.append((i * n + j)[i < j])
-    pairs = np.unique(np.concatenate(codes))
+    pairs = np.sort(np.concatenate(codes))
+    if len(pairs):
+        pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]]  # np.unique, ten times faster here
     return pairs // n, pairs % n
 
 
