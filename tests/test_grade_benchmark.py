@@ -12,6 +12,7 @@ import csv
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -298,3 +299,52 @@ def test_kfold_with_an_llm_grader_asks_each_answer_once_across_folds_and_reruns(
         # Another model is another judge: nothing cached for it.
         other = [a if a != "m" else "m2" for a in args]
         assert main(other) == 0 and chats() == 2 * asked
+
+
+async def test_benchmark_screen_shows_the_kfold_table_and_the_scatter(tmp_path: Path) -> None:
+    """The TUI's Benchmark screen over a k-fold run: the CLI's fold table (baselines included),
+    the best model's held-out confusion, and its predictions against the marks as a scatter."""
+    from quiztui.formats.marked import Scale, load_marked
+    from quiztui.pipeline.grade import GradeSettings
+    from quiztui.pipeline.grade_fit import KFoldRun
+    from quiztui.report.grade_fit import kfold_rows
+    from quiztui.tui.grade_app import GradeApp
+    from quiztui.tui.screens.benchmark import BenchmarkScreen
+
+    columns = {"question": "q", "reference": "ref", "candidate": "ans", "human": "mark"}
+    marked = load_marked(
+        write_tiny(tmp_path / "marks.csv"), Scale(0, 10), columns | {"fold": "term"}
+    )
+
+    async def start() -> Any:
+        run = KFoldRun(marked, ["lexical"], GradeSettings(grader="lexical"), folds=3)
+        async for event in run.events():
+            yield event
+
+    screen = BenchmarkScreen(
+        start,
+        dataset=marked.name,
+        grader="lexical",
+        calibration="kfold",
+        train=len(marked.items),
+        test=0,
+        flush_interval=0.02,
+    )
+    app = GradeApp(screen)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen.flush()
+        await pilot.pause()
+        scored = screen.progress.kfold
+        assert scored is not None and screen.progress.status == "finished"
+        widget = screen.query_one("#bench-comparison")
+        table = "\n".join(widget.render_line(y).text for y in range(widget.size.height))
+        for row in kfold_rows(scored.result, scored.scale):
+            assert row["AAD (0-10)"] in table and row["bracket acc"] in table
+        assert "constant mean" in table and "lexical overlap" in table and "baseline" in table
+        count = screen.query_one("#bench-count")
+        assert "graded 6/6" in count.render_line(0).text
+        points = screen.query_one("#bench-plot").spec.series[-1]  # type: ignore[attr-defined]
+        best = scored.result.best()
+        assert points.kind == "scatter" and points.x == best.predicted and points.y == best.human

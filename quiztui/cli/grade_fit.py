@@ -58,14 +58,41 @@ def _marked(config: Config, args: argparse.Namespace) -> Any:
 def cmd_kfold(config: Config, args: argparse.Namespace, grader: str) -> int:
     from quiztui.store import Store
 
-    if args.tui:
-        raise QuiztuiError("grade --fit kfold: --tui is not available yet (the report prints)")
-    if args.format == "csv":
+    if args.format == "csv" and not args.tui:
         raise QuiztuiError("grade --fit kfold: --format csv is not available (text, md or json)")
     marked = _marked(config, args)
     graders = [grader, *(g for g in args.also if g != grader)]
     with Store(config.db_path()) as store:
+        if args.tui:
+            return _tui(config, store, marked, graders, args)
         return asyncio.run(_kfold(config, store, marked, graders, args))
+
+
+def _tui(config: Config, store: Any, marked: Any, graders: list[str], args: Any) -> int:
+    """The Benchmark screen over the same k-fold event stream: the fold table, the best model's
+    bracket confusion and its held-out predictions against the marks."""
+    from collections.abc import AsyncIterator
+
+    from quiztui.assemble.grade import kfold_events
+    from quiztui.tui.grade_app import GradeApp
+    from quiztui.tui.screens.benchmark import BenchmarkScreen
+
+    def start() -> AsyncIterator[Any]:
+        return kfold_events(
+            config, store, marked, graders, folds=int(args.folds), seed=int(args.seed)
+        )
+
+    home = BenchmarkScreen(
+        start,
+        dataset=marked.name,
+        grader=" + ".join(graders),
+        calibration="kfold",
+        train=len(marked.items) * len(graders),
+        test=0,
+        flush_interval=config.ui.flush_interval,
+    )
+    GradeApp(home, theme_name=config.ui.theme).run()
+    return 0
 
 
 async def _kfold(

@@ -399,17 +399,20 @@ def bootstrap_intervals(
     """Percentile 95 % intervals of each metric over ``draws`` resamples of the items."""
     from scipy.stats import rankdata  # lazy, as in core.benchmark
 
-    idx = rng.integers(0, p.size, size=(draws, p.size))
-    ps, hs = p[idx], h[idx]
-    values = {
-        "aad": np.mean(np.abs(ps - hs), axis=1),
-        "rmse": np.sqrt(np.mean((ps - hs) ** 2, axis=1)),
-        "bracket_accuracy": np.mean(bracket_of(ps) == bracket_of(hs), axis=1),
-        "pearson": _rowwise_pearson(ps, hs),
-        "spearman": _rowwise_pearson(rankdata(ps, axis=1), rankdata(hs, axis=1)),
-    }
+    parts: dict[str, list[Array]] = {name: [] for name in METRICS}
+    # In blocks of draws, so memory stays at a block's resamples whatever the number of items.
+    block = max(1, min(draws, 200_000 // max(1, p.size)))
+    for start in range(0, draws, block):
+        idx = rng.integers(0, p.size, size=(min(block, draws - start), p.size))
+        ps, hs = p[idx], h[idx]
+        parts["aad"].append(np.mean(np.abs(ps - hs), axis=1))
+        parts["rmse"].append(np.sqrt(np.mean((ps - hs) ** 2, axis=1)))
+        parts["bracket_accuracy"].append(np.mean(bracket_of(ps) == bracket_of(hs), axis=1))
+        parts["pearson"].append(_rowwise_pearson(ps, hs))
+        parts["spearman"].append(_rowwise_pearson(rankdata(ps, axis=1), rankdata(hs, axis=1)))
     out: dict[str, tuple[float, float] | None] = {}
-    for name, v in values.items():
+    for name in METRICS:
+        v = np.concatenate(parts[name])
         v = v[np.isfinite(v)]
         out[name] = (
             None

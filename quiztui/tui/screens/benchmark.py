@@ -6,6 +6,11 @@ table (this grader, the constant-mean baseline and the seed's published figures 
 ``report.grades.benchmark_rows``, as the CLI prints them), the 3×3 bracket confusion matrix on
 test (rows human, columns predicted), the calibration map and a scatter plot of mapped against
 human test scores with the bracket boundaries at 2 and 4. Nothing is computed here.
+
+With ``--fit kfold`` (``assemble.grade.kfold_events``) the run ends with ``KFoldScored``: the
+table is the CLI's k-fold table (``report.grade_fit.kfold_rows``: every model's held-out figures
+with their bootstrap intervals, beside the constant-mean and lexical-overlap baselines), and the
+confusion matrix and scatter plot are those of the best model's held-out predictions.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, ProgressBar, Static
 
-from quiztui.core.benchmark import SCALE_MAX, BenchmarkResult
+from quiztui.core.benchmark import SCALE_MAX, Agreement, BenchmarkResult
 from quiztui.pipeline.grade import (
     BenchmarkScored,
     GradeFinished,
@@ -30,6 +35,8 @@ from quiztui.pipeline.grade import (
     GradeStarted,
     ItemGraded,
 )
+from quiztui.pipeline.grade_fit import KFoldScored
+from quiztui.report.grade_fit import kfold_rows
 from quiztui.report.grades import benchmark_rows, confusion_rows
 from quiztui.tui.screens.run_screen import LiveRunScreen
 from quiztui.tui.state import FAILED, FINISHED, IDLE, RUNNING
@@ -53,6 +60,7 @@ class BenchmarkProgress:
     unscored: int = 0
     retries: int = 0
     result: BenchmarkResult | None = None
+    kfold: KFoldScored | None = None
     error: str | None = None
 
     def apply(self, event: object) -> None:
@@ -69,6 +77,8 @@ class BenchmarkProgress:
             self.error = event.summary.stopped
         elif isinstance(event, BenchmarkScored):
             self.result = event.result
+        elif isinstance(event, KFoldScored):
+            self.kfold = event
 
 
 def comparison_table(result: BenchmarkResult) -> Table:
@@ -87,8 +97,23 @@ def comparison_table(result: BenchmarkResult) -> Table:
     return table
 
 
-def confusion_table(result: BenchmarkResult) -> Table:
-    rows = confusion_rows(result.test)
+def kfold_table(scored: KFoldScored) -> Table:
+    """``kfold_rows`` as a table: baselines dim, the best held-out model bold."""
+    rows = kfold_rows(scored.result, scored.scale)
+    best = scored.result.best().name
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, expand=False)
+    heads = list(rows[0])
+    table.add_column(Text(heads[0]), overflow="fold", min_width=18)
+    for head in heads[1:]:
+        table.add_column(Text(head), justify="right", no_wrap=True)
+    for row, fold_row in zip(rows, scored.result.rows, strict=True):
+        style = "bold" if fold_row.name == best else ("dim" if fold_row.baseline else "")
+        table.add_row(*(Text(row[h], style=style) for h in heads))
+    return table
+
+
+def confusion_table(result: BenchmarkResult | Agreement) -> Table:
+    rows = confusion_rows(result.test if isinstance(result, BenchmarkResult) else result)
     heads = list(rows[0])
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column(Text("human ↓ pred →"), no_wrap=True)
@@ -102,19 +127,29 @@ def confusion_table(result: BenchmarkResult) -> Table:
     return table
 
 
-def scatter_spec(result: BenchmarkResult) -> ChartSpec:
-    """Mapped (x) against human (y) test scores, brackets ruled at 2 and 4."""
+def scatter_spec(result: BenchmarkResult | KFoldScored) -> ChartSpec:
+    """Mapped (x) against human (y) test scores, brackets ruled at 2 and 4; for k-fold, the best
+    model's held-out predictions against the marks (on 0-5)."""
     top = SCALE_MAX
+    if isinstance(result, KFoldScored):
+        best = result.result.best()
+        predicted, human = best.predicted, best.human
+        title = f"human (y) vs {best.name} (x): {best.agreement.n} held-out answers, 0-5"
+        xlabel = "predicted score (held out)"
+    else:
+        predicted, human = result.predicted, result.human
+        title = f"human (y) vs mapped (x): {result.test.n} test pairs"
+        xlabel = "mapped grader score"
     rules = tuple(
         Series(xs, ys, marker="·", color="gray")
         for b in (2.0, 4.0)
         for xs, ys in (((b, b), (0.0, top)), ((0.0, top), (b, b)))
     )
     # Points and rules differ by character too, so the plot reads without colour (NO_COLOR).
-    points = Series(result.predicted, result.human, kind="scatter", marker="o", color="cyan")
+    points = Series(predicted, human, kind="scatter", marker="o", color="cyan")
     return ChartSpec(
-        title=f"human (y) vs mapped (x): {result.test.n} test pairs",
-        xlabel="mapped grader score",
+        title=title,
+        xlabel=xlabel,
         series=(*rules, points),
         xlim=(0.0, top),
         ylim=(0.0, top),
@@ -159,7 +194,7 @@ class BenchmarkScreen(LiveRunScreen):
         self.autorun = autorun
         self.progress = BenchmarkProgress()
         self._shown: dict[str, object] = {}
-        self._result_shown: BenchmarkResult | None = None
+        self._result_shown: BenchmarkResult | KFoldScored | None = None
 
     @property
     def run_status(self) -> str:
@@ -257,6 +292,8 @@ class BenchmarkScreen(LiveRunScreen):
         show_text(self, self._shown, "#bench-count", self._count_text())
         if p.result is not None and p.result is not self._result_shown:
             self._show_result(p.result)
+        if p.kfold is not None and p.kfold is not self._result_shown:
+            self._show_kfold(p.kfold)
         if p.error:
             self._show_error(p.error)
 
@@ -278,7 +315,10 @@ class BenchmarkScreen(LiveRunScreen):
     def _count_text(self) -> Text:
         p = self.progress
         text = Text(no_wrap=True, overflow="ellipsis", end="")
-        text.append(f"train {p.done_train}/{self.train} · test {p.done_test}/{self.test}")
+        if self.calibration == "kfold":
+            text.append(f"graded {p.done}/{self.train}")
+        else:
+            text.append(f"train {p.done_train}/{self.train} · test {p.done_test}/{self.test}")
         text.append(" · unscored ")
         text.append(str(p.unscored), style="bold magenta" if p.unscored else "")
         text.append(f" · retries {p.retries}")
@@ -301,6 +341,33 @@ class BenchmarkScreen(LiveRunScreen):
         self.query_one("#bench-plot", Chart).show(scatter_spec(result))
         self.query_one("#bench-results").display = True
 
+    def _show_kfold(self, scored: KFoldScored) -> None:
+        self._result_shown = scored
+        r = scored.result
+        best = r.best()
+        self.query_one("#bench-comparison", Static).update(kfold_table(scored))
+        self.query_one("#bench-confusion-title", Static).update(
+            Text(f"bracket confusion, {best.name}, held out", style="bold", end="")
+        )
+        self.query_one("#bench-confusion", Static).update(confusion_table(best.agreement))
+        note = Text(end="")
+        note.append(
+            f"{r.k}-fold (seed {r.seed}) · {r.n} marked answers · scale {scored.scale}", style="dim"
+        )
+        note.append(f"\nbest held-out bracket accuracy: {best.name}")
+        if scored.calibration_path is not None:
+            note.append("\ncalibration saved: ", style="dim")
+            note.append(str(scored.calibration_path))
+        unscored = {g: c for g, c in r.unscored.items() if c}
+        if unscored:
+            note.append(
+                "\nunscored, left out: " + ", ".join(f"{g} {c}" for g, c in unscored.items()),
+                style="magenta",
+            )
+        self.query_one("#bench-calibration", Static).update(note)
+        self.query_one("#bench-plot", Chart).show(scatter_spec(scored))
+        self.query_one("#bench-results").display = True
+
     def _show_error(self, message: str) -> None:
         error = self.query_one("#bench-error", Static)
         error.update(Text(printable(message), end=""))
@@ -313,4 +380,10 @@ class BenchmarkScreen(LiveRunScreen):
         ]
 
 
-__all__ = ["BenchmarkProgress", "BenchmarkScreen", "comparison_table", "scatter_spec"]
+__all__ = [
+    "BenchmarkProgress",
+    "BenchmarkScreen",
+    "comparison_table",
+    "kfold_table",
+    "scatter_spec",
+]
