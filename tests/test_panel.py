@@ -108,13 +108,15 @@ def test_panel_cli_with_simulated_members(
 
     assert main(["panel", str(quiz), *members]) == 0
     text = capsys.readouterr().out
-    assert "Fleiss' κ" in text and "Panel fit: structured" in text and "TPR (fit)" in text
+    assert "Fleiss' κ" in text and "Panel fit: structured" in text
+    assert all(j["rates"] in text for j in data["judges"])  # core/figures wording
+    assert data["judges"][0]["rates"].endswith(" · panel fit (structured)")
     assert "log-likelihood" in text and "NOT USABLE" not in text
     assert "questions with disagreeing verdicts" in text
     # The per-assertion fit stays available by name.
     assert main(["panel", str(quiz), *members, "--fit", "dawid-skene"]) == 0
     text = capsys.readouterr().out
-    assert "Dawid–Skene" in text and "TPR (DS)" in text
+    assert "Dawid–Skene" in text and " · panel fit (Dawid–Skene)" in text
 
 
 def test_panel_prior_auto_takes_the_fits_share_of_right_keys(

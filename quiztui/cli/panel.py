@@ -94,13 +94,11 @@ def panel_text(summary: Any, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(panel_dict(summary), indent=2, ensure_ascii=False) + "\n"
     letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    fit = "DS" if summary.model == "Dawid–Skene" else "fit"
     judges = [
         {
             "#": str(i + 1),
             "judge": e.label,
-            f"TPR ({fit})": f"{e.tpr:.3f}",
-            f"TNR ({fit})": f"{e.tnr:.3f}",
+            "rates": panel_rates(e, summary.model),
             "judged": str(e.judged),
             "said true": str(e.said_true),
             "run": str(e.run_id),
@@ -164,6 +162,13 @@ def panel_text(summary: Any, fmt: str) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+def panel_rates(estimate: Any, model: str) -> str:
+    """A judge's fitted rates in the words every face uses (core/figures.judge_rates_text)."""
+    from quiztui.core.figures import PANEL_FIT, judge_rates_text
+
+    return judge_rates_text(estimate.tpr, estimate.tnr, None, None, f"{PANEL_FIT} ({model})")
+
+
 def _md_table(rows: list[dict[str, str]]) -> str:
     heads = list(rows[0])
     lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
@@ -191,6 +196,7 @@ def panel_dict(summary: Any) -> dict[str, Any]:
                 "run_id": e.run_id,
                 "tpr": e.tpr,
                 "tnr": e.tnr,
+                "rates": panel_rates(e, summary.model),
                 "judged": e.judged,
                 "said_true": e.said_true,
             }
