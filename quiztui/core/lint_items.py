@@ -226,7 +226,8 @@ _ABOVE = re.compile(
 # Contractions ("don't", "isn't") are not counted: grammar exercises are full of them, and a
 # question that means "NOT" writes it out.
 _NEGATIVE = re.compile(r"(?<![\w'’])(not|except|least|cannot|false|incorrect|untrue)(?!\w)", re.I)
-_NEGATIVE_ANYWHERE = re.compile(r"not|except|least|false|incorrect|untrue", re.I)  # a cheap test
+_NEGATIVE_WORDS = ("not", "except", "least", "false", "incorrect", "untrue")  # cheap tests
+_NEGATIVE_ANYWHERE = re.compile("|".join(_NEGATIVE_WORDS), re.I)
 # Quotations and asides: a negative inside them ("Do not pass Go") is not the stem's.
 _ASIDES = re.compile(r"\"[^\"]*\"|“[^”]*”|‘[^’]*’|(?<!\w)'(?:[^']|'(?=\w))+'(?!\w)|\([^()]*\)")
 # Example text: code, what follows "e.g." / "for example" / "example:" to the end of its
@@ -326,8 +327,14 @@ def _negative_finding(q: Question) -> list[LintFinding]:
     "not including", "or not", "true or false", and "false"/"incorrect"/"untrue" in a stem that is
     not a question (a statement may call a thing false).
     """
-    if not _NEGATIVE_ANYWHERE.search(q.text):
-        return []  # blanking asides and examples only removes words, so there is none
+    # Blanking asides and examples below only removes words: a stem without a negative word
+    # anywhere has none to find (in ASCII, case folds within ASCII, so lower() and substrings).
+    if q.text.isascii():
+        lower = q.text.lower()
+        if not any(word in lower for word in _NEGATIVE_WORDS):
+            return []
+    elif not _NEGATIVE_ANYWHERE.search(q.text):
+        return []
     text = _ASIDES.sub(lambda m: " " * len(m.group()), q.text)
     text = _EXAMPLES.sub(lambda m: " " * len(m.group()), text)
     # In a passage followed by its question, only the question's sentence is the stem's.
