@@ -1,6 +1,7 @@
 """``quiztui runs``: the run history — list, show one run's report, compare two runs.
 
-``quiztui runs``                 a table of the newest runs (``--kind``, ``--quiz``, ``--limit``)
+``quiztui runs``                 a table of the newest runs of every kind: vet, calibrate, panel,
+                                 grade, review, robustness (``--kind``, ``--quiz``, ``--limit``)
 ``quiztui runs show ID``         the run's report (Markdown by default), as ``vet`` prints it
 ``quiztui runs compare A B``     verdict agreement, Cohen's κ and the questions they disagree on
 ``quiztui runs --tui``           the Runs screen on its own (``h`` in the vet app opens it too)
@@ -25,6 +26,7 @@ from quiztui.core.compare import Comparison
 from quiztui.core.figures import is_partial, run_state_text
 from quiztui.core.terminal import RAW_CSV_HELP
 from quiztui.errors import QuiztuiError
+from quiztui.store.history import KINDS, RUNS_TABLE_KINDS
 from quiztui.store.runs import RunListing
 
 DASH = "—"
@@ -37,7 +39,7 @@ def register(sub: Any, parents: Parents) -> None:
     runs = sub.add_parser("runs", parents=[common], help=help_for("runs"))
     runs.set_defaults(handler=cmd_runs)
     runs.add_argument("--db", type=Path, help="SQLite run store")
-    runs.add_argument("--kind", choices=("vet", "calibrate", "panel"), help="only runs of a kind")
+    runs.add_argument("--kind", choices=KINDS, help="only runs of a kind")
     runs.add_argument("--quiz", type=Path, help="only runs of this quiz file (same content)")
     runs.add_argument(
         "--limit",
@@ -87,14 +89,15 @@ def cost_text(cost: float | None) -> str:
 
 
 def badge_triplet(listing: RunListing) -> str:
-    """good/questionable/poor from the stored summary; — for a run that stored none."""
-    if not listing.has_summary:
+    """good/questionable/poor from the stored summary; — for a run that stored none, and for
+    grade, review and robustness runs (badges are a vet run's)."""
+    if not listing.has_summary or listing.kind not in RUNS_TABLE_KINDS:
         return DASH
     return "/".join(str(listing.badge_counts.get(b, 0)) for b in LIST_BADGES)
 
 
 LIST_HEADER = (
-    f"{'id':>5}  {'date':<16}  {'kind':<9} {'status':<13} {'quiz':<24} {'judge':<40}"
+    f"{'id':>5}  {'date':<16}  {'kind':<10} {'status':<13} {'quiz':<24} {'judge':<40}"
     f" {'questions':>9} {'good/quest/poor':>15} {'unjudged':>8} {'cost':>9}"
 )
 
@@ -103,7 +106,7 @@ def listing_line(r: RunListing) -> str:
     """One run; a partial one ends with ``incomplete (cancelled) · not run: N · k/confidence
     partial``, the wording of the TUI and the reports (core/figures.run_state_text)."""
     line = (
-        f"{r.id:>5}  {when(r.created_at):<16}  {r.kind:<9} {r.status:<13}"
+        f"{r.id:>5}  {when(r.created_at):<16}  {r.kind:<10} {r.status:<13}"
         f" {_clip(r.quiz_title, 24):<24} {_clip(r.judge_label, 40):<40}"
         f" {r.questions:>9} {badge_triplet(r):>15} {r.unjudged:>8} {cost_text(r.cost):>9}"
     )
@@ -120,6 +123,7 @@ def _clip(text: str, width: int) -> str:
 
 def cmd_list(config: Config, args: argparse.Namespace) -> int:
     from quiztui.store import Store
+    from quiztui.store.history import run_history
 
     quiz_hash = None
     if getattr(args, "quiz", None) is not None:
@@ -131,7 +135,7 @@ def cmd_list(config: Config, args: argparse.Namespace) -> int:
     if limit < 1:
         raise QuiztuiError(f"--limit must be at least 1, got {limit}")
     with Store(config.db_path()) as store:
-        listings = store.run_listings(limit, kind=getattr(args, "kind", None), quiz_hash=quiz_hash)
+        listings = run_history(store, limit, kind=getattr(args, "kind", None), quiz_hash=quiz_hash)
         if not listings:
             print(f"no runs stored in {config.db_path()}", file=sys.stderr)
         else:

@@ -195,8 +195,14 @@ class StoreHistory:
             return read(store)
 
     def list_runs(self) -> list[RunListing]:
-        """The newest ``limit`` runs (capped: a screen of history, not the whole file)."""
-        return self._with_store(lambda s: s.run_listings(self.limit))
+        """The newest ``limit`` runs of every kind (capped: a screen of history, not the whole
+        file); store/history.py."""
+        from quiztui.store.history import run_history
+
+        return self._with_store(lambda s: run_history(s, self.limit))
+
+    def open_grade(self, run_id: int) -> StoredGrade:
+        return self._with_store(lambda s: load_grade(s, run_id))
 
     def open_run(self, run_id: int) -> LoadedRun:
         return self._with_store(lambda s: load_run(s, run_id))
@@ -205,10 +211,46 @@ class StoreHistory:
         return self._with_store(lambda s: compare_stored(s, run_a, run_b))
 
 
+@dataclass(frozen=True)
+class StoredGrade:
+    """A stored grade run as the Grade screen's events: its items, then the run replayed."""
+
+    items: list[Any]  # GradeItem, in grading order
+    events: list[Any]  # GradeStarted, ItemGraded…, GradeFinished (when it stored a summary)
+    grader: str
+    source: str | None
+
+
+def load_grade(store: Store, run_id: int) -> StoredGrade:
+    """A grade run from the store (``QuiztuiError`` when there is none with that id)."""
+    from dataclasses import fields
+
+    from quiztui.pipeline.grade import GradeFinished, GradeStarted, GradeSummary, ItemGraded
+
+    run = store.grades.get_run(run_id)
+    if run is None:
+        raise QuiztuiError(f"no grade run {run_id} in {store.path}")
+    graded = store.grades.outcomes(run_id)
+    items = [item for _, item, _ in graded]
+    events: list[Any] = [
+        GradeStarted(run.id, run.grader, len(items), run.judge_label, run.simulated, run.source)
+    ]
+    events += [
+        ItemGraded(seq, item, outcome, split) for seq, (split, item, outcome) in enumerate(graded)
+    ]
+    if run.summary is not None:
+        names = {f.name for f in fields(GradeSummary)}
+        summary = GradeSummary(**{k: v for k, v in run.summary.items() if k in names})
+        events.append(GradeFinished(run.id, summary))
+    return StoredGrade(items, events, run.grader, run.source)
+
+
 __all__ = [
     "LoadedRun",
     "RunComparison",
     "StoreHistory",
+    "StoredGrade",
+    "load_grade",
     "compare_stored",
     "load_run",
     "pending_questions",

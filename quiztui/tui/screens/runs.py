@@ -5,6 +5,10 @@ app) lists runs, opens one as a summary and compares two. Each call runs in a wo
 store read can take a moment on a large file) and its result is shown when it returns; a
 ``QuiztuiError`` (an unknown run, runs of different quizzes) becomes a toast.
 
+Every kind of run is listed (store/history.py: vet, calibrate, panel, grade, review, robustness),
+its kind beside its status; a grade run opens on the Grade screen with its stored outcomes
+replayed (nothing is sent); review and robustness runs are listed, not opened yet.
+
 Keys: ``enter`` opens the highlighted run (:class:`RunScreen`: its questions with badges,
 confidence, verdicts and suggested option; ``enter`` there opens a question), ``space`` marks a
 run, ``c`` compares the two marked runs (or the marked one with the highlighted one) on the
@@ -16,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from rich.text import Text
@@ -38,6 +42,7 @@ from quiztui.core.figures import (
 from quiztui.core.quiz import Question
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import QuestionScored
+from quiztui.store.history import RUNS_TABLE_KINDS, listing_key
 from quiztui.tui.screens.detail import QuestionDetailScreen
 from quiztui.tui.screens.run_screen import error_message, log_worker_error
 from quiztui.tui.state import AssertionRecord, QuestionRecord
@@ -46,7 +51,7 @@ from quiztui.tui.widgets.header import STATUS_STYLES
 from quiztui.tui.widgets.tables import ColumnSpec, NavTable, QuestionsTable
 
 if TYPE_CHECKING:
-    from quiztui.pipeline.history import LoadedRun, RunComparison
+    from quiztui.pipeline.history import LoadedRun, RunComparison, StoredGrade
     from quiztui.store.runs import RunListing
 
 
@@ -55,6 +60,7 @@ class RunsSource(Protocol):
 
     def list_runs(self) -> Sequence[RunListing]: ...
     def open_run(self, run_id: int) -> LoadedRun: ...
+    def open_grade(self, run_id: int) -> StoredGrade: ...
     def compare(self, run_a: int, run_b: int) -> RunComparison: ...
 
 
@@ -239,13 +245,14 @@ class RunsScreen(Screen[None]):
     def show(self, listings: list[RunListing]) -> None:
         self.listings = listings
         self.loaded = True
-        ids = {r.id for r in listings}
+        ids = {r.id for r in listings if r.kind in RUNS_TABLE_KINDS}
         self.marked = [i for i in self.marked if i in ids]
         table = self.table
         keep = table.cursor_row_key
         table.clear()
         for r in listings:
-            table.add_row(*RunTable.row_cells(r, r.id in self.marked), key=str(r.id))
+            marked = r.kind in RUNS_TABLE_KINDS and r.id in self.marked
+            table.add_row(*RunTable.row_cells(r, marked), key=listing_key(r))
         if keep is not None and keep in table.rows:
             table.move_cursor(row=table.get_row_index(keep), animate=False)
         self._refresh_bar()
@@ -283,7 +290,7 @@ class RunsScreen(Screen[None]):
         key = self.table.cursor_row_key
         if key is None:
             return None
-        return next((r for r in self.listings if str(r.id) == key.value), None)
+        return next((r for r in self.listings if listing_key(r) == key.value), None)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table is self.table:
@@ -295,20 +302,26 @@ class RunsScreen(Screen[None]):
         current = self.current
         if current is None:
             return
+        if current.kind not in RUNS_TABLE_KINDS:
+            self.notify(f"Only vet runs are compared; this is a {current.kind} run", timeout=4)
+            return
         if current.id in self.marked:
             self.marked.remove(current.id)
         else:
             self.marked.append(current.id)
             self.marked = self.marked[-2:]  # a third mark replaces the oldest
         for r in self.listings:
-            key = str(r.id)
-            self.table.update_cell(key, "id", RunTable.row_cells(r, r.id in self.marked)[0])
+            if r.kind in RUNS_TABLE_KINDS:
+                marked = r.id in self.marked
+                self.table.update_cell(listing_key(r), "id", RunTable.row_cells(r, marked)[0])
         self._refresh_bar()
 
     def compare_pair(self) -> tuple[int, int] | None:
         """The two marked runs, or the one marked and the highlighted one; older first."""
         pair = list(self.marked)
         current = self.current
+        if current is not None and current.kind not in RUNS_TABLE_KINDS:
+            current = None
         if len(pair) == 1 and current is not None and current.id != pair[0]:
             pair.append(current.id)
         if len(pair) != 2:
@@ -342,7 +355,40 @@ class RunsScreen(Screen[None]):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.data_table is not self.table or self.source is None:
             return
-        self._open(int(str(event.row_key.value)))
+        listing = self.current
+        if listing is None:
+            return
+        if listing.kind in RUNS_TABLE_KINDS:
+            self._open(listing.id)
+        elif listing.kind == "grade":
+            self._open_grade(listing.id)
+        else:
+            self.notify(
+                f"A {listing.kind} run is listed here but not opened yet (vet, calibrate,"
+                " panel and grade runs open)",
+                markup=False,
+                timeout=6,
+            )
+
+    @work(exclusive=True, exit_on_error=False, group="runs-open")
+    async def _open_grade(self, run_id: int) -> None:
+        """A grade run on the Grade screen: its stored outcomes replayed, nothing sent."""
+        from quiztui.tui.screens.grade import GradeScreen
+
+        assert self.source is not None
+        try:
+            stored = await asyncio.to_thread(self.source.open_grade, run_id)
+        except QuiztuiError as exc:
+            self.notify(str(exc), title="Cannot open the run", severity="error", markup=False)
+            return
+
+        async def replay(items: object, grader: str) -> AsyncIterator[object]:
+            for event in stored.events:
+                yield event
+
+        await self.app.push_screen(
+            GradeScreen(stored.items, replay, grader=stored.grader, source=stored.source)
+        )
 
     @work(exclusive=True, exit_on_error=False, group="runs-open")
     async def _open(self, run_id: int) -> None:

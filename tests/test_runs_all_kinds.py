@@ -1,0 +1,142 @@
+"""Every run is in the history (issue 20 item 5): ``quiztui runs`` and the Runs screen list vet,
+grade, review and robustness runs, each with its kind. The runs are made as a user makes them:
+real processes against the fake OpenAI server on loopback, one real SQLite store."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from test_cli import run_cli
+from tui_helpers import wait_until
+
+from quiztui.formats import load_quiz
+from quiztui.store import Store
+from quiztui.store.history import listing_key, run_history
+from quiztui.testing.fake_openai import FakeOpenAI
+
+QUIZ = REPO / "sample_quizzes" / "planted_errors.json"
+
+ANSWERS = """\
+id,question,reference,candidate,human
+w1,Why does ice float on water?,Ice is less dense than liquid water.,It is lighter for its size \
+than the water around it.,4
+w2,What gas do we breathe out?,Carbon dioxide.,We breathe out oxygen.,1
+w3,Why is the sky blue?,Air scatters blue light more than red light.,Blue light is scattered \
+most by the air.,5
+"""
+
+
+def judged_by(server: FakeOpenAI) -> dict[str, str]:
+    return {
+        "QUIZTUI_JUDGE_PROVIDER": "openai-compat",
+        "QUIZTUI_JUDGE_BASE_URL": server.base_url,
+        "QUIZTUI_JUDGE_MODEL": "fake-judge",
+    }
+
+
+@pytest.fixture
+def every_kind(tmp_path: Path) -> Path:
+    """One vet, one grade, one review and one robustness run in the store, in that order."""
+    answers = tmp_path / "answers.csv"
+    answers.write_text(ANSWERS, encoding="utf-8")
+    with FakeOpenAI.from_quiz(load_quiz(QUIZ)) as server:
+        env = judged_by(server)
+        for args in (
+            ("vet", str(QUIZ), "--no-tui"),
+            ("grade", str(answers)),
+            ("review", str(QUIZ), "--limit", "2"),
+            ("robustness", str(QUIZ), "--variants", "1"),
+        ):
+            out = run_cli(*args, env=env)
+            assert out.returncode in (0, 1), f"{args[0]}: {out.stderr}"
+        assert any(r.status == 200 for r in server.requests)
+    return Path(os.environ["QUIZTUI_DATA_DIR"]) / "quiztui.db"
+
+
+def test_runs_lists_every_kind_newest_first(every_kind: Path) -> None:
+    out = run_cli("runs")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    kinds = [line.split()[3] for line in lines[1:] if re.match(r"\s*\d+\s", line)]
+    assert kinds == ["robustness", "review", "grade", "vet"]
+    grade = next(line for line in lines if " grade " in line)
+    assert "answers.csv" in grade and "fake-judge" in grade
+    # 3 answers graded; badges are a vet run's: a dash, not 0/0/0
+    assert re.search(r"\s3\s+—\s", grade), grade
+    review = next(line for line in lines if " review " in line)
+    assert "planted_errors" in review  # the quiz title review stored
+    assert re.search(r"\s2\s+—\s", review), review
+    vet = next(line for line in lines if " vet " in line)
+    assert re.search(r"\s12\s+\d+/\d+/\d+\s", vet), vet  # 12 questions, good/quest/poor
+
+    only = run_cli("runs", "--kind", "grade")
+    assert only.returncode == 0, only.stderr
+    assert [ln.split()[3] for ln in only.stdout.splitlines()[1:] if ln.strip()] == ["grade"]
+    # --quiz: the runs of that quiz (a grade run grades answers: it has none)
+    of_quiz = run_cli("runs", "--quiz", str(QUIZ))
+    assert of_quiz.returncode == 0, of_quiz.stderr
+    kinds = {ln.split()[3] for ln in of_quiz.stdout.splitlines()[1:] if re.match(r"\s*\d+\s", ln)}
+    assert kinds == {"vet", "review", "robustness"}
+
+
+def test_each_kind_has_its_own_ids_and_keys(every_kind: Path) -> None:
+    with Store(every_kind) as store:
+        listings = run_history(store)
+    by_kind = {r.kind: r for r in listings}
+    assert set(by_kind) == {"vet", "grade", "review", "robustness"}
+    # each table numbers its runs from 1: the key tells them apart
+    assert {r.id for r in listings} == {1}
+    assert len({listing_key(r) for r in listings}) == 4
+    assert listing_key(by_kind["vet"]) == "1"
+    assert listing_key(by_kind["grade"]) == "grade:1"
+    assert by_kind["review"].questions == 2 and by_kind["robustness"].questions == 12
+    assert by_kind["grade"].judged + by_kind["grade"].unjudged == 3
+
+
+def test_unknown_kind_is_refused() -> None:
+    out = run_cli("runs", "--kind", "lint")
+    assert out.returncode == 2
+    assert "invalid choice: 'lint'" in out.stderr and "Traceback" not in out.stderr
+
+
+async def test_the_runs_screen_lists_every_kind_and_opens_a_grade_run(every_kind: Path) -> None:
+    from quiztui.pipeline.history import StoreHistory
+    from quiztui.tui.grade_app import GradeApp
+    from quiztui.tui.screens.grade import GradeScreen
+    from quiztui.tui.screens.runs import RunsScreen
+
+    with Store(every_kind) as store:
+        outcomes = store.grades.outcomes(1)
+    home = RunsScreen(StoreHistory(every_kind))
+    app = GradeApp(home, title="quiztui runs")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: home.loaded, what="the history loaded")
+        table = home.table
+        keys = [str(key.value) for key in table.rows]
+        assert keys == ["robustness:1", "review:1", "grade:1", "1"]
+        statuses = [str(table.get_cell(key, "status")) for key in keys]
+        assert [s.split("/")[0] for s in statuses] == ["robus", "revie", "grade", "finished"]
+
+        await pilot.press("j", "j")  # the grade run
+        assert home.current is not None and home.current.kind == "grade"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, GradeScreen), what="Grade screen")
+        grade = app.screen
+        assert isinstance(grade, GradeScreen)
+        await wait_until(pilot, lambda: grade.run_status == "finished", what="the replay")
+        # the stored outcomes, one row each, with their stored scores: nothing was re-graded
+        assert len(grade.records) == 3
+        shown = sorted(r.outcome.raw for r in grade.records.values() if r.outcome is not None)
+        assert shown == sorted(o.raw for _, _, o in outcomes)
+
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is home, what="back to the runs")
+        await pilot.press("k")  # the review run: listed, not opened (said in a toast)
+        assert home.current is not None and home.current.kind == "review"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is home
