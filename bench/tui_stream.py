@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import resource
 import statistics
 import time
@@ -130,6 +131,7 @@ def percentile(values: list[float], p: float) -> float:
 
 async def run(args: argparse.Namespace) -> None:
     width, height = (int(x) for x in args.size.lower().split("x"))
+    cpu_started = time.process_time()
     quiz = make_quiz(args.n)
     producer = Producer(quiz, args.n, args.rate, args.chunk)
     calls: list[int] = []
@@ -211,6 +213,7 @@ async def run(args: argparse.Namespace) -> None:
         stop.set()
         await lag_task
         await key_task
+        await pilot.pause()  # a probe key still queued is handled before the app closes
         rows = table.row_count
     VerdictsTable.add_rows = original  # type: ignore[method-assign]
 
@@ -241,7 +244,9 @@ async def run(args: argparse.Namespace) -> None:
         f"({len(lags)} samples)"
     )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"  peak RSS: {peak:.0f} MB")
+    cpu = time.process_time() - cpu_started
+    load = os.getloadavg()[0]
+    print(f"  peak RSS: {peak:.0f} MB · CPU {cpu:.1f} s · load average {load:.1f} (2 cores shared)")
 
 
 def main() -> None:

@@ -7,6 +7,8 @@ a repaint renders. bench/tui_stream.py measures the timings (10,000 and 100,000 
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from test_tui import finished, make_app, plain, screen_text
 from tui_helpers import Gate, make_quiz, vet_flushed, wait_until
@@ -134,3 +136,29 @@ async def test_the_detail_follows_its_question_while_verdicts_arrive() -> None:
             verdict = screen.state.questions[record.question.id].options[index].verdict
             text = plain(detail.query_one(f"#detail-option-{index}").render())
             assert ("TRUE" if verdict else "FALSE") in text
+
+
+async def test_the_cyclic_collector_rests_only_while_a_run_streams() -> None:
+    assert gc.isenabled()
+    gate = Gate(pause_after=6)
+    app = make_app(make_quiz(12, markup=False), gate=gate)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await gate.reached.wait()
+        assert not gc.isenabled()  # its full passes over the run's records stalled the screen
+        await pilot.press("x")  # cancelled: back on
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.vet_screen.state.status == "cancelled"
+        assert gc.isenabled()
+        gate.release.set()
+        await pilot.press("r")
+        await pilot.pause()
+        await finished(pilot)
+        assert app.vet_screen.state.status == "finished"
+        assert gc.isenabled()
+    gate = Gate(pause_after=6)
+    app = make_app(make_quiz(12, markup=False), gate=gate)
+    async with app.run_test(size=(120, 40)):
+        await gate.reached.wait()
+        assert not gc.isenabled()
+    assert gc.isenabled()  # the app closed mid-run: the screen's unmount turned it back on

@@ -145,6 +145,7 @@ class VetScreen(LiveRunScreen):
         self._labels: tuple[str, str] = ("", "")
         self._shown_status = self.state.status
         self._questions_flushed = 0.0  # time.monotonic() of the last question-row refresh
+        self._collector_paused = False  # gc disabled by this screen for a run (see below)
 
     # -- composition ---------------------------------------------------------------------------
 
@@ -224,6 +225,7 @@ class VetScreen(LiveRunScreen):
         # not scan it again and again while 100,000 verdicts arrive (full passes took seconds).
         # The app unfreezes when it unmounts (app.py freezes its start-up objects the same way).
         gc.freeze()
+        self._pause_collector()
         self.state.begin()
         self._status_changed()
         self.start_run_worker(self.start_run, self._record)
@@ -308,7 +310,25 @@ class VetScreen(LiveRunScreen):
         if worker is self._rejudge_worker:
             self._rejudge_ended(worker, state)
 
+    def _pause_collector(self) -> None:
+        """No cyclic collection while verdicts stream: its full passes over a big run's records
+        were the slowest frames (bench/tui_stream.py, 100,000 verdicts: input-to-paint p99 449 ms
+        with it, 127 ms without; peak RSS the same). Records and rows hold no cycles: refcounts
+        free them. Resumed when the run ends and when the screen goes."""
+        if gc.isenabled():
+            gc.disable()
+            self._collector_paused = True
+
+    def _resume_collector(self) -> None:
+        if self._collector_paused:
+            self._collector_paused = False
+            gc.enable()
+
+    def on_unmount(self) -> None:
+        self._resume_collector()
+
     def end_run(self, status: str, error: str | None = None) -> None:
+        self._resume_collector()
         self.state.end(status)
         self.flush()  # capped like every flush; the timer drains any backlog
         self._status_changed()
