@@ -40,7 +40,8 @@ async def test_editing_a_cloze_blank_saves_only_its_question(tmp_path: Path) -> 
         config = config.model_copy(update={"judge": judge})
         store = Store(tmp_path / "runs.db")
         try:
-            app = build_vet_app(config, store, quiz, vet_runs(config, quiz, store, None))
+            runs = vet_runs(config, quiz, store, None)
+            app = build_vet_app(config, store, quiz, runs, autostart=True)
             async with app.run_test(size=(120, 40)) as pilot:
                 await settled(pilot)
                 await edit_option(pilot, 0, 0, "Here")

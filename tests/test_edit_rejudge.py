@@ -64,7 +64,7 @@ def build_app(quiz_path: Path, server: FakeOpenAI, db: Path) -> tuple[QuiztuiApp
     config = config.model_copy(update={"judge": judge})
     store = Store(db)
     quiz = load_quiz(quiz_path)
-    app = build_vet_app(config, store, quiz, vet_runs(config, quiz, store, None))
+    app = build_vet_app(config, store, quiz, vet_runs(config, quiz, store, None), autostart=True)
     return app, store
 
 
@@ -187,10 +187,10 @@ async def test_quitting_with_an_unsaved_edit_asks_first(tmp_path: Path) -> None:
                 await edit_option(pilot, 0, 0, "Sydney Harbour")
                 await pilot.press("q")
                 await pilot.pause()
-                assert "not written to the file" in str(
+                assert "not written to planted.json" in str(
                     app.screen.query_one("#confirm-text").render()
                 )
-                await pilot.press("n")
+                await pilot.press("c")  # cancel: save / discard / cancel
                 await pilot.press("ctrl+s")
                 await pilot.pause()
                 await pilot.press("q")

@@ -84,7 +84,8 @@ def open_app(config: Config, quiz_path: Path) -> tuple[QuiztuiApp, Store]:
     """The app as ``quiztui QUIZ`` builds it (outside the test's event loop, as the CLI does)."""
     store = Store(config.db_path())
     quiz = load_quiz(quiz_path)
-    return build_vet_app(config, store, quiz, vet_runs(config, quiz, store, None)), store
+    runs = vet_runs(config, quiz, store, None)
+    return build_vet_app(config, store, quiz, runs, autostart=True), store
 
 
 def truth(quiz_path: Path) -> dict[str, bool]:

@@ -26,6 +26,7 @@ from quiztui.core.terminal import RAW_CSV_HELP
 if TYPE_CHECKING:
     from quiztui.assemble.vet import StartRun, VetRuns
     from quiztui.config import Config
+    from quiztui.core.estimate import Estimate
     from quiztui.core.quiz import Quiz
     from quiztui.pipeline.events import RunSummary
     from quiztui.report.progress import Progress
@@ -224,10 +225,12 @@ def build_vet_app(
         from quiztui.assemble.estimate import estimate_vet
         from quiztui.errors import QuiztuiError
 
-        try:
-            _, estimate = estimate_vet(config, store, quiz, resume, batch_api)
-        except QuiztuiError:
-            estimate = None  # the header says "cost unknown"; r still starts the run
+        def estimate() -> Estimate | None:  # in a worker thread of the TUI; sends nothing
+            try:
+                return estimate_vet(config, store, quiz, resume, batch_api)[1]
+            except QuiztuiError:
+                return None  # the header says "cost unknown"; r still starts the run
+
         services = replace(services, estimate=estimate)
     return QuiztuiApp(
         quiz,

@@ -17,7 +17,7 @@ from quiztui.core.quiz import Quiz
 from quiztui.tui.commands import QuiztuiCommands
 from quiztui.tui.help import HelpScreen, collect_sections
 from quiztui.tui.messages import FragilityMeasured, JudgeProfileStored, RunStatusChanged
-from quiztui.tui.screens.confirm import ConfirmQuitScreen
+from quiztui.tui.screens.confirm import ConfirmQuitScreen, SaveQuitScreen
 from quiztui.tui.screens.vet import VetScreen
 from quiztui.tui.themes import DEFAULT_THEME, FALLBACK_THEME, THEMES_DIR, load_themes
 
@@ -206,12 +206,22 @@ class QuiztuiApp(App[None]):
             return
         if self.robustness_screen is None:
             robustness = self.services.robustness
+            paid = not self.services.simulated  # a paid judge: stored results first, r asks
             self.robustness_screen = RobustnessScreen(
                 self.quiz,
                 robustness.start,
                 settings=robustness.settings,
+                autorun=not paid,
                 flush_interval=self.flush_interval,
             )
+            if paid:
+                n = len(self.quiz.questions)
+                variants = robustness.settings.variants if robustness.settings else 5
+                self.robustness_screen.cost_note = (
+                    f"Robustness of {n} questions with {self._model()}: about"
+                    f" {n * (variants + 2):,} paid requests ({variants} rewrites of each question"
+                    " and an answer to every form)."
+                )
             self.install_screen(self.robustness_screen, name="robustness")
         self.push_screen("robustness")
 
@@ -226,13 +236,20 @@ class QuiztuiApp(App[None]):
             return
         if self.review_screen is None:
             review = self.services.review
+            paid = not self.services.simulated  # a paid judge: nothing is sent before r
             self.review_screen = ReviewScreen(
                 self.quiz,
                 review.start,
                 mode=review.mode,
                 low_score=review.low_score,
+                autorun=not paid,
                 flush_interval=self.flush_interval,
             )
+            if paid:
+                self.review_screen.cost_note = (
+                    f"Review of {len(self.quiz.questions)} questions with {self._model()}: one"
+                    f" paid request per question and iteration ({review.mode} mode)."
+                )
             self.install_screen(self.review_screen, name="review")
         self.push_screen("review")
 
@@ -249,6 +266,27 @@ class QuiztuiApp(App[None]):
 
     def action_open_runs(self) -> None:
         self.open_runs()
+
+    def _model(self) -> str:
+        from quiztui.tui.widgets.header import model_name
+
+        return model_name(self.services.judge_label)
+
+    def _unsaved_question(self, unsaved: int) -> str:
+        source = self.vet_screen.quiz.source_path
+        name = Path(source).name if source else "the quiz file"
+        question = f"{unsaved} edited question(s) not written to {name}."
+        if self.vet_screen.running:
+            question = "A run is in progress. " + question
+        return question + " Save them before quitting?"
+
+    def _save_quit(self, answer: str | None) -> None:
+        if answer == "discard":
+            self.exit()
+        elif answer == "save":
+            self.vet_screen.action_save_quiz()
+            if not self.vet_screen.unsaved:  # written: quit; a failed save says why and stays
+                self.exit()
 
     async def go_home(self) -> None:
         """Back to the vet screen, closing what is open above it."""
@@ -338,8 +376,13 @@ class QuiztuiApp(App[None]):
             or self.reviewing
         )
         unsaved = self.vet_screen.unsaved
+        if isinstance(self.screen, SaveQuitScreen):
+            return  # it is asking already
         if (not busy and not unsaved) or isinstance(self.screen, ConfirmQuitScreen):
             self.exit()
+            return
+        if unsaved:  # the edits come first: save, discard or stay (a run is cancelled by quit)
+            self.push_screen(SaveQuitScreen(self._unsaved_question(unsaved)), self._save_quit)
             return
 
         def answered(quit_app: bool | None) -> None:

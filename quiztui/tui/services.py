@@ -90,8 +90,9 @@ class AppServices:
     runs: RunsSource | None = None  # the run history (``h``)
     # prior = "auto": the last run's estimated prior as the header names it (None: fixed prior)
     prior: Callable[[], str | None] | None = None
-    # What a run would cost, shown while a paid judge waits for r (None: not estimated)
-    estimate: Estimate | None = None
+    # What a run would cost, shown while a paid judge waits for r (None: not estimated); called
+    # in a worker thread, it sends nothing.
+    estimate: Callable[[], Estimate | None] | None = None
     # The review desk's decisions (accept / fix / rewrite / drop); None: nowhere to keep them.
     decisions: DecisionBook | None = None
 

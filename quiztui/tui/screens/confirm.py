@@ -48,3 +48,34 @@ class ConfirmQuitScreen(ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+
+class SaveQuitScreen(ModalScreen[str]):
+    """Quitting with edits not written to the quiz file: ``s`` save and quit, ``d`` quit without
+    saving, ``c``/``escape`` stay. Dismisses with "save", "discard" or "cancel"."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "answer('save')", "Save and quit", id="savequit.save"),
+        Binding("d", "answer('discard')", "Discard and quit", id="savequit.discard"),
+        Binding("c,escape", "answer('cancel')", "Cancel", id="savequit.cancel"),
+        dialog_help("savequit"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-dialog", classes="save-quit"):
+            yield Static(Text(self.question), id="confirm-text")
+            with Horizontal(id="confirm-buttons"):
+                yield Button("Save (s)", variant="primary", id="savequit-save")
+                yield Button("Discard (d)", variant="error", id="savequit-discard")
+                yield Button("Cancel (c)", id="savequit-cancel")
+        yield Footer()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(str(event.button.id).removeprefix("savequit-"))
+
+    def action_answer(self, answer: str) -> None:
+        self.dismiss(answer)

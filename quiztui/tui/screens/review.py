@@ -380,6 +380,8 @@ class ReviewScreen(LiveRunScreen):
         if self.start is None:
             self.notify_error(UNAVAILABLE, "Review unavailable")
             return
+        if self.ask_cost_first():  # a paid judge: the dialog starts it on yes
+            return
         self._reset_records()
         self.progress = ReviewProgress(status=RUNNING, mode=self.mode, total=len(self.questions))
         self._header_dirty = True

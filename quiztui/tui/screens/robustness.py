@@ -307,6 +307,8 @@ class RobustnessScreen(LiveRunScreen):
         if self.start is None:
             self.notify_error(UNAVAILABLE, "Robustness unavailable")
             return
+        if self.ask_cost_first():  # a paid judge: the dialog starts it on yes
+            return
         self._reset_records()
         self._dirty = set(self.records)
         self.progress = RobustProgress(status=RUNNING, total=len(self.records))

@@ -65,6 +65,9 @@ class LiveRunScreen(Screen[None]):
     def __init__(self, *, flush_interval: float, id: str | None = None) -> None:
         super().__init__(id=id)
         self.flush_interval = flush_interval
+        # A paid judge's run: what it will send, asked about before each start (None: free).
+        self.cost_note: str | None = None
+        self._cost_agreed = False
         self._run_token = 0  # bumped by every start; a superseded run's events are dropped
         self._run_worker: Worker[None] | None = None
 
@@ -139,6 +142,23 @@ class LiveRunScreen(Screen[None]):
             exit_on_error=False,
         )
         return self._run_worker
+
+    def ask_cost_first(self) -> bool:
+        """True when a start must wait: a paid run asks first (``cost_note``), and the answer
+        yes starts it again through the screen's ``action_start_run``."""
+        if self.cost_note is None or self._cost_agreed:
+            self._cost_agreed = False
+            return False
+        from quiztui.tui.screens.confirm import ConfirmQuitScreen
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._cost_agreed = True
+                getattr(self, "action_start_run")()  # noqa: B009 - subclasses define it
+
+        question = f"{self.cost_note} Start it?"
+        self.app.push_screen(ConfirmQuitScreen(question, yes="Run", no="Not now"), answered)
+        return True
 
     def cancel_run(self) -> None:
         """Cancel the current run; what it recorded so far stays."""

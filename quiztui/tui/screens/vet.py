@@ -27,6 +27,7 @@ from textual.widgets.data_table import RowKey
 from textual.worker import Worker, WorkerState
 
 from quiztui.core.bank import Bank, Item, apply_edit, blank_number, item_index
+from quiztui.core.estimate import Estimate
 from quiztui.core.figures import judge_rates_text
 from quiztui.core.lint import LintReport
 from quiztui.core.quiz import Question, Quiz, Unjudged
@@ -178,8 +179,22 @@ class VetScreen(LiveRunScreen):
         if self.autorun:
             self.action_start_run()
         elif not self.simulated:  # a paid judge: nothing is sent before r
+            self.query_one(RunHeader).set_run(status=IDLE, status_note="r starts")
+            if self.pre_estimate is not None:
+                self._estimate_worker()
+
+    @work(thread=True, exclusive=True, group="estimate", exit_on_error=False)
+    def _estimate_worker(self) -> None:
+        """What the run will cost, for the header while it waits for r (reads, sends nothing)."""
+        assert self.pre_estimate is not None
+        estimate = self.pre_estimate()
+        if estimate is not None:
+            self.app.call_from_thread(self._estimated, estimate)
+
+    def _estimated(self, estimate: Estimate) -> None:
+        if self.state.status == IDLE:  # not once a run has started: its own estimate shows
             self.query_one(RunHeader).set_run(
-                status=IDLE, status_note="r starts", estimate=self.pre_estimate
+                status=IDLE, status_note="r starts", estimate=estimate
             )
 
     def _notify_skipped(self) -> None:

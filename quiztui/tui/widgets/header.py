@@ -133,7 +133,11 @@ class RunHeader(Static):
         if self.prior is not None:
             extras.append(Text.assemble(("prior: ", "dim"), one_line(self.prior)))
         if self.estimate is not None:
-            extras.append(Text(self.estimate.short(), style="dim"))
+            estimate = Text(self.estimate.short(), style="dim")
+            if self.status_note:  # waiting for r: what the run would cost comes first
+                extras.insert(0, estimate)
+            else:
+                extras.append(estimate)
         extras.append(Text.assemble(("judge: ", "dim"), one_line(self.judge_label)))
         return extras
 
@@ -159,7 +163,7 @@ class RunHeader(Static):
             room = width - join([*fixed, title, *kept]).cell_len - len(SEPARATOR)
             if extra.cell_len <= room:
                 kept.append(extra)
-            elif i == 0 and room >= MIN_EXTRA:  # the calibration: as much of it as fits
+            elif i == 0 and room >= MIN_EXTRA:  # the first: as much of it as fits
                 extra.truncate(room, overflow="ellipsis")
                 kept.append(extra)
         extras = kept
