@@ -108,6 +108,7 @@ async def test_the_runs_screen_lists_every_kind_and_opens_a_grade_run(every_kind
     from quiztui.tui.grade_app import GradeApp
     from quiztui.tui.screens.grade import GradeScreen
     from quiztui.tui.screens.runs import RunsScreen
+    from quiztui.tui.widgets.cells import DASH
 
     with Store(every_kind) as store:
         outcomes = store.grades.outcomes(1)
@@ -120,6 +121,9 @@ async def test_the_runs_screen_lists_every_kind_and_opens_a_grade_run(every_kind
         assert keys == ["robustness:1", "review:1", "grade:1", "1"]
         statuses = [str(table.get_cell(key, "status")) for key in keys]
         assert [s.split("/")[0] for s in statuses] == ["robus", "revie", "grade", "finished"]
+        badges = [str(table.get_cell(key, "badges")).strip() for key in keys]
+        assert badges[:3] == [DASH] * 3  # badges are a vet run's
+        assert re.fullmatch(r"\d+/\d+/\d+", badges[3])
 
         await pilot.press("j", "j")  # the grade run
         assert home.current is not None and home.current.kind == "grade"

@@ -135,6 +135,8 @@ class RunTable(NavTable):
         mark.append(f"{r.id:>3}")
         word = INCOMPLETE if is_partial(r.status, r.not_run) else r.status
         status = word if r.kind == "vet" else f"{r.kind[:5]}/{word}"
+        # badges are a vet run's: — for grade, review and robustness runs
+        badges = badge_counts_text(r.badge_counts, r.has_summary and r.kind in RUNS_TABLE_KINDS)
         return [
             mark,
             cell(when(r.created_at)),
@@ -142,7 +144,7 @@ class RunTable(NavTable):
             cell(r.quiz_title),
             judge_cell(r.simulated, r.model),
             cell(f"{r.questions:>3}"),
-            cell(f"{badge_counts_text(r.badge_counts, r.has_summary):>8}"),
+            cell(f"{badges:>8}"),
             cell(f"{r.unjudged:>4}", "bold magenta" if r.unjudged else "dim"),
             cell(f"{cost_text(r.cost):>7}"),
         ]
