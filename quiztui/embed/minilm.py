@@ -8,6 +8,15 @@ sentence-transformers' one for this model: BERT uncased tokenization truncated t
 
 onnxruntime, tokenizers and the model package come from the optional ``embed`` extra and are
 imported only inside :func:`load_embedder`, so importing this module stays cheap.
+
+Memory is bounded whatever the input: texts are tokenized and encoded in slices of
+``ENCODE_SLICE`` and each batch holds at most ``TOKEN_BUDGET`` padded tokens. Attention grows
+with rows × width², and onnxruntime's CPU arena keeps the largest batch's buffers for the
+session's life: 64 answers of 256 tokens at once took a 2,500-answer ``grade --fit kfold`` to
+2.5 GB; batches of 1,024 tokens keep it under 450 MB and are no slower per sentence
+(bench/grade_embed_scale.py). Vectors are cached by text (the last
+``CACHE_SIZE`` texts), so a reference graded against many answers, and the answers compared with
+their neighbours across folds, are encoded once (``Embedder.stats`` counts both).
 """
 
 from __future__ import annotations
@@ -17,7 +26,10 @@ import hashlib
 import importlib
 import importlib.util
 import os
+import time
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +42,9 @@ MODEL_NAME = "all-MiniLM-L6-v2 int8 (onnx)"
 EMBEDDING_DIM = 384
 MAX_SEQ_LENGTH = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
 INSTALL_HINT = "pip install 'quiztui[embed]'"
+TOKEN_BUDGET = 1024  # padded tokens per batch: 64 rows of 16 tokens, 4 of 256
+ENCODE_SLICE = 1024  # texts tokenized and sorted at a time
+CACHE_SIZE = 20_000  # vectors kept by text (384 float32 each: about 31 MB when full)
 
 # import name → the distribution that provides it, in the order they are checked
 _EXTRA_MODULES: tuple[tuple[str, str], ...] = (
@@ -122,15 +137,27 @@ def _build_tokenizer(vocab_path: Path) -> Any:
     return tokenizer
 
 
+@dataclass
+class EncodeStats:
+    """Texts asked for since load: ``encoded`` by the model (in ``seconds``), ``cached`` not."""
+
+    encoded: int = 0
+    cached: int = 0
+    seconds: float = 0.0
+
+
 class Embedder:
     """A loaded sentence-embedding model; build it with :func:`load_embedder`."""
 
     name = MODEL_NAME
     dim = EMBEDDING_DIM
 
-    def __init__(self, session: Any, tokenizer: Any) -> None:
+    def __init__(self, session: Any, tokenizer: Any, cache_size: int = CACHE_SIZE) -> None:
         self._session = session
         self._tokenizer = tokenizer
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+        self.stats = EncodeStats()
         self._input_names = {i.name for i in session.get_inputs()}
         missing = {"input_ids", "attention_mask"} - self._input_names
         if missing:
@@ -138,19 +165,54 @@ class Embedder:
         self._output_name = session.get_outputs()[0].name
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
-        """Embeddings of ``texts``: shape (len(texts), 384), float32, each row of unit norm."""
+        """Embeddings of ``texts``: shape (len(texts), 384), float32, each row of unit norm.
+
+        At most ``batch_size`` rows and ``TOKEN_BUDGET`` padded tokens go to the model at once;
+        texts already encoded come from the cache."""
         if isinstance(texts, str):
             raise TypeError("encode() takes a sequence of strings, not one string")
         out = np.zeros((len(texts), EMBEDDING_DIM), dtype=np.float32)
-        if not texts:
-            return out
-        encodings = self._tokenizer.encode_batch(list(texts))
-        # Longest first, so each batch pads to a similar length (as sentence-transformers does).
-        order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
-        for start in range(0, len(order), max(1, batch_size)):
-            chunk = order[start : start + batch_size]
-            out[chunk] = self._embed_batch([encodings[i].ids for i in chunk])
+        todo: dict[str, list[int]] = {}
+        for i, text in enumerate(texts):
+            hit = self._cache.get(text)
+            if hit is not None:
+                self._cache.move_to_end(text)
+                out[i] = hit
+            else:
+                todo.setdefault(text, []).append(i)
+        self.stats.cached += len(texts) - sum(len(v) for v in todo.values())
+        missing = list(todo)
+        started = time.perf_counter()
+        for lo in range(0, len(missing), ENCODE_SLICE):
+            part = missing[lo : lo + ENCODE_SLICE]
+            vectors = self._encode_new(part, max(1, batch_size))
+            for text, vector in zip(part, vectors, strict=True):
+                out[todo[text]] = vector
+                self._remember(text, vector)
+        self.stats.encoded += len(missing)
+        self.stats.seconds += time.perf_counter() - started
         return out
+
+    def _encode_new(self, texts: list[str], batch_size: int) -> np.ndarray:
+        out = np.zeros((len(texts), EMBEDDING_DIM), dtype=np.float32)
+        ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
+        # Longest first, so each batch pads to a similar length (as sentence-transformers does).
+        order = sorted(range(len(texts)), key=lambda i: -len(ids[i]))
+        start = 0
+        while start < len(order):
+            width = len(ids[order[start]])  # the batch's longest text comes first
+            rows = max(1, min(batch_size, TOKEN_BUDGET // max(1, width)))
+            chunk = order[start : start + rows]
+            out[chunk] = self._embed_batch([ids[i] for i in chunk])
+            start += rows
+        return out
+
+    def _remember(self, text: str, vector: np.ndarray) -> None:
+        if self._cache_size <= 0:
+            return
+        self._cache[text] = vector.copy()
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
 
     def similarity(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         """Cosine similarity of each pair (a[i], b[i]): shape (len(a),), float32."""
