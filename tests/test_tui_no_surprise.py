@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from test_edit_rejudge import PLANTED, edit_option
 from textual.pilot import Pilot
+from textual.widgets import Static
 from tui_helpers import settled, wait_until
 
 from quiztui.assemble.vet import vet_runs
@@ -223,3 +224,42 @@ async def test_a_paid_tool_asks_before_it_runs_and_opening_it_again_sends_nothin
             await idle(pilot)
             assert tool.run_status == "finished"  # its results are still there
     assert len(chats(server)) == ran  # opening it again sent nothing
+
+
+async def test_a_stored_robustness_run_is_shown_on_the_next_launch_and_costs_nothing(
+    quiz_path: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
+    # Item 4: "Review and robustness results are shown from the store when they exist".
+    from quiztui.tui.screens.confirm import ConfirmQuitScreen
+    from quiztui.tui.screens.robustness import RobustnessScreen
+
+    with Store(tmp_path / "runs.db") as store:
+        app = paid_app(quiz_path, server, store, flag=True)
+        async with app.run_test(size=SIZE) as pilot:
+            await settled(pilot)
+            await pilot.press("p")
+            await wait_until(pilot, lambda: isinstance(app.screen, RobustnessScreen), what="p")
+            tool = app.screen
+            assert isinstance(tool, RobustnessScreen) and tool.stored_run is None  # none yet
+            await pilot.press("r")
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmQuitScreen), what="ask")
+            await pilot.press("y")
+            await wait_until(pilot, lambda: tool.run_status == "finished", what="the run")
+            measured = {qid: r.result for qid, r in tool.records.items()}
+        ran = len(chats(server))
+        (first,) = store.robustness.runs()
+        # The next launch, same quiz, same judge: the stored run fills the screen, nothing sent.
+        app = paid_app(quiz_path, server, store, flag=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await idle(pilot)
+            await pilot.press("p")
+            await wait_until(pilot, lambda: isinstance(app.screen, RobustnessScreen), what="p")
+            await idle(pilot)
+            tool = app.screen
+            assert isinstance(tool, RobustnessScreen)
+            assert tool.stored_run == first.id and tool.run_status == "finished"
+            assert {qid: r.result for qid, r in tool.records.items()} == measured
+            assert tool.progress.summary is not None
+            header = str(tool.query_one("#rob-header", Static).render())
+            assert f"stored run #{first.id} · r runs it again" in header
+    assert len(chats(server)) == ran

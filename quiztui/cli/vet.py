@@ -168,6 +168,7 @@ def build_vet_app(
     from quiztui.assemble.vet import try_bank
     from quiztui.core.figures import judge_rates_text
     from quiztui.pipeline.history import StoreHistory
+    from quiztui.pipeline.robustness import stored_run
     from quiztui.tui.app import QuiztuiApp
     from quiztui.tui.services import (
         AppServices,
@@ -208,6 +209,10 @@ def build_vet_app(
         robustness=RobustnessService(
             lambda: robustness.robustness_events(config, store, quiz, robustness_settings),
             settings=robustness_settings,
+            # a paid judge's label is its provider's, the same as the vet run's
+            stored=lambda: stored_run(
+                store.robustness, quiz, robustness_settings, runs.provider.label
+            ),
         ),
         review=ReviewService(
             review.review_starter(config, store),

@@ -211,6 +211,7 @@ class QuiztuiApp(App[None]):
                 self.quiz,
                 robustness.start,
                 settings=robustness.settings,
+                stored=robustness.stored if paid else None,
                 autorun=not paid,
                 flush_interval=self.flush_interval,
             )

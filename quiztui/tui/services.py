@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from quiztui.core.lint import LintReport
     from quiztui.core.quiz import Quiz
     from quiztui.pipeline.events import VetEvent
-    from quiztui.pipeline.robustness import RobustnessSettings
+    from quiztui.pipeline.robustness import RobustnessSettings, StoredRobustness
     from quiztui.tui.screens.calibrate import StartCalibration
     from quiztui.tui.screens.decide import DecisionBook
     from quiztui.tui.screens.grade import StartGrading
@@ -53,6 +53,9 @@ class RobustnessService:
 
     start: StartRobustness | None = None
     settings: RobustnessSettings | None = None
+    # The newest finished run of this quiz with these settings and judge, from the store: shown
+    # when the screen opens for a paid judge, instead of paying for the same run again.
+    stored: Callable[[], StoredRobustness | None] | None = None
 
 
 @dataclass(frozen=True)

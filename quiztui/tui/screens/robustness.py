@@ -43,6 +43,7 @@ from quiztui.pipeline.robustness import (
     RobustnessSettings,
     RobustnessStarted,
     RobustnessSummary,
+    StoredRobustness,
 )
 from quiztui.tui.messages import FragilityMeasured
 from quiztui.tui.screens.run_screen import LiveRunScreen
@@ -235,6 +236,7 @@ class RobustnessScreen(LiveRunScreen):
         start: StartRobustness | None,
         *,
         settings: RobustnessSettings | None = None,
+        stored: Callable[[], StoredRobustness | None] | None = None,
         autorun: bool = True,
         flush_interval: float = 0.1,
     ) -> None:
@@ -242,6 +244,8 @@ class RobustnessScreen(LiveRunScreen):
         self.quiz = quiz
         self.start = start
         self.settings = settings or RobustnessSettings()
+        self.stored = stored
+        self.stored_run: int | None = None  # the stored run on show, until r runs a new one
         self.autorun = autorun
         self.progress = RobustProgress()
         self.records: dict[str, RobustRecord] = {}
@@ -278,11 +282,36 @@ class RobustnessScreen(LiveRunScreen):
             table.add_row(*(cells[c.key] for c in RobustTable.COLUMNS), key=record.question.id)
         table.focus()
         self.start_flush_timer()
+        if not self.autorun and self.stored is not None:
+            self._show_stored(self.stored())
         self.flush()
         if self.start is None:
             self.notify_error(UNAVAILABLE, "Robustness unavailable")
         elif self.autorun:
             self.action_start_run()
+
+    def _show_stored(self, stored: StoredRobustness | None) -> None:
+        """Fill the screen from a stored run, as its events would have."""
+        if stored is None:
+            return
+        self.stored_run = stored.run_id
+        self.judge_label, self.simulated = stored.judge_label, stored.simulated
+        p = RobustProgress(status=FINISHED, total=len(self.records), summary=stored.summary)
+        for result in stored.results:
+            record = self.records.get(result.question_id)
+            if record is None:
+                continue
+            record.result, record.forms = result, result.forms
+            record.answers = {a.form: a for a in result.answers}
+            self._dirty.add(result.question_id)
+            p.measured += 1
+            p.fragile += result.fragile
+            for answer in result.answers:
+                p.answers += answer.status == ANSWERED
+                p.missing += answer.status != ANSWERED
+                p.refused += answer.status in (REFUSED, FILTERED)
+        self.progress = p
+        self._header_dirty = True
 
     @property
     def table(self) -> RobustTable:
@@ -310,6 +339,7 @@ class RobustnessScreen(LiveRunScreen):
         if self.ask_cost_first():  # a paid judge: the dialog starts it on yes
             return
         self._reset_records()
+        self.stored_run = None
         self._dirty = set(self.records)
         self.progress = RobustProgress(status=RUNNING, total=len(self.records))
         self._header_dirty = True
@@ -415,6 +445,8 @@ class RobustnessScreen(LiveRunScreen):
         text.append(f"  {len(self.records)} questions", style="dim")
         text.append("  ")
         text.append(f"[{p.status}]", style=STATUS_STYLES.get(p.status, ""))
+        if self.stored_run is not None:
+            text.append(f"  stored run #{self.stored_run} · r runs it again", style="dim")
         text.append("\n")
         if self.simulated:
             text.append(" SIMULATED ", style="bold reverse yellow")
