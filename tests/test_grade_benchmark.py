@@ -348,3 +348,25 @@ async def test_benchmark_screen_shows_the_kfold_table_and_the_scatter(tmp_path: 
         points = screen.query_one("#bench-plot").spec.series[-1]  # type: ignore[attr-defined]
         best = scored.result.best()
         assert points.kind == "scatter" and points.x == best.predicted and points.y == best.human
+
+
+def test_grade_benchmark_file_tui_opens_the_benchmark_screen_in_kfold_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from quiztui.tui.grade_app import GradeApp
+    from quiztui.tui.screens.benchmark import BenchmarkScreen
+
+    opened: list[GradeApp] = []
+    monkeypatch.setattr(GradeApp, "run", lambda self, *a, **k: opened.append(self))
+    path = write_tiny(tmp_path / "marks.csv")
+    argv = ["grade", "--benchmark", str(path), "--grader", "lexical", "--scale", "0-10"]
+    argv += ["--columns", "question=q,reference=ref,answer=ans,score=mark", "--also", "embedding"]
+    assert main([*argv, "--tui"]) == 0
+    home = opened[0].home
+    assert isinstance(home, BenchmarkScreen)
+    assert (home.dataset, home.grader, home.calibration) == (
+        "marks.csv",
+        "lexical + embedding",
+        "kfold",
+    )
+    assert (home.train, home.test) == (2 * len(TINY), 0)  # every answer graded by each grader
