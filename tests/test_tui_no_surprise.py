@@ -226,40 +226,52 @@ async def test_a_paid_tool_asks_before_it_runs_and_opening_it_again_sends_nothin
     assert len(chats(server)) == ran  # opening it again sent nothing
 
 
-async def test_a_stored_robustness_run_is_shown_on_the_next_launch_and_costs_nothing(
-    quiz_path: Path, server: FakeOpenAI, tmp_path: Path
+@pytest.mark.parametrize(("key", "screen"), [("p", "RobustnessScreen"), ("v", "ReviewScreen")])
+async def test_a_stored_run_is_shown_on_the_next_launch_and_costs_nothing(
+    quiz_path: Path, server: FakeOpenAI, tmp_path: Path, key: str, screen: str
 ) -> None:
     # Item 4: "Review and robustness results are shown from the store when they exist".
     from quiztui.tui.screens.confirm import ConfirmQuitScreen
-    from quiztui.tui.screens.robustness import RobustnessScreen
+
+    def shown(app: QuiztuiApp) -> bool:
+        return type(app.screen).__name__ == screen
+
+    def results(tool: object) -> dict[str, object]:
+        records = tool.records  # type: ignore[attr-defined]
+        return {
+            qid: getattr(r, "result", None) or getattr(r, "outcome", None)
+            for qid, r in records.items()
+        }
 
     with Store(tmp_path / "runs.db") as store:
         app = paid_app(quiz_path, server, store, flag=True)
         async with app.run_test(size=SIZE) as pilot:
             await settled(pilot)
-            await pilot.press("p")
-            await wait_until(pilot, lambda: isinstance(app.screen, RobustnessScreen), what="p")
+            await pilot.press(key)
+            await wait_until(pilot, lambda: shown(app), what=screen)
             tool = app.screen
-            assert isinstance(tool, RobustnessScreen) and tool.stored_run is None  # none yet
+            assert tool.stored_run is None  # nothing stored yet
             await pilot.press("r")
             await wait_until(pilot, lambda: isinstance(app.screen, ConfirmQuitScreen), what="ask")
             await pilot.press("y")
-            await wait_until(pilot, lambda: tool.run_status == "finished", what="the run")
-            measured = {qid: r.result for qid, r in tool.records.items()}
+            await wait_until(pilot, lambda: tool.run_status == "finished", what="run")
+            measured = results(tool)
         ran = len(chats(server))
-        (first,) = store.robustness.runs()
+        first = (store.robustness.runs() if key == "p" else store.reviews.list_runs())[0]
         # The next launch, same quiz, same judge: the stored run fills the screen, nothing sent.
         app = paid_app(quiz_path, server, store, flag=False)
         async with app.run_test(size=SIZE) as pilot:
             await idle(pilot)
-            await pilot.press("p")
-            await wait_until(pilot, lambda: isinstance(app.screen, RobustnessScreen), what="p")
+            await pilot.press(key)
+            await wait_until(pilot, lambda: shown(app), what=screen)
             await idle(pilot)
             tool = app.screen
-            assert isinstance(tool, RobustnessScreen)
-            assert tool.stored_run == first.id and tool.run_status == "finished"
-            assert {qid: r.result for qid, r in tool.records.items()} == measured
+            assert tool.stored_run == first.id
+            assert tool.run_status == "finished"
+            assert results(tool) == measured and all(measured.values())
             assert tool.progress.summary is not None
-            header = str(tool.query_one("#rob-header", Static).render())
+            header = next(
+                str(w.render()) for w in tool.query(Static) if (w.id or "").endswith("header")
+            )
             assert f"stored run #{first.id} · r runs it again" in header
     assert len(chats(server)) == ran

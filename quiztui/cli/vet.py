@@ -168,6 +168,7 @@ def build_vet_app(
     from quiztui.assemble.vet import try_bank
     from quiztui.core.figures import judge_rates_text
     from quiztui.pipeline.history import StoreHistory
+    from quiztui.pipeline.review import stored_review
     from quiztui.pipeline.robustness import stored_run
     from quiztui.tui.app import QuiztuiApp
     from quiztui.tui.services import (
@@ -218,6 +219,7 @@ def build_vet_app(
             review.review_starter(config, store),
             mode=config.review.mode,
             low_score=config.review.low_score,
+            stored=lambda mode: stored_review(store.reviews, quiz, mode, runs.provider.label),
         ),
         runs=StoreHistory(config.db_path()),
         decisions=StoreDecisionBook(store),

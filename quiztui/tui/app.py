@@ -243,6 +243,7 @@ class QuiztuiApp(App[None]):
                 review.start,
                 mode=review.mode,
                 low_score=review.low_score,
+                stored=review.stored if paid else None,
                 autorun=not paid,
                 flush_interval=self.flush_interval,
             )

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from quiztui.core.lint import LintReport
     from quiztui.core.quiz import Quiz
     from quiztui.pipeline.events import VetEvent
+    from quiztui.pipeline.review import StoredReview
     from quiztui.pipeline.robustness import RobustnessSettings, StoredRobustness
     from quiztui.tui.screens.calibrate import StartCalibration
     from quiztui.tui.screens.decide import DecisionBook
@@ -65,6 +66,9 @@ class ReviewService:
     start: StartReview | None = None
     mode: str = "feedback"
     low_score: int = 2
+    # The newest finished review of this quiz by this judge in a mode, from the store: shown when
+    # the screen opens for a paid judge, instead of paying for the same review again.
+    stored: Callable[[str], StoredReview | None] | None = None
 
 
 @dataclass(frozen=True)

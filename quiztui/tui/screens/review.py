@@ -38,6 +38,7 @@ from quiztui.pipeline.review import (
     ReviewStarted,
     ReviewSummary,
     ReviewTextReceived,
+    StoredReview,
     agreement_rows,
     converged_text,
     summary_lines,
@@ -300,12 +301,15 @@ class ReviewScreen(LiveRunScreen):
         mode: str = "feedback",
         low_score: int = 2,
         limit: int | None = None,
+        stored: Callable[[str], StoredReview | None] | None = None,
         autorun: bool = True,
         flush_interval: float = 0.1,
     ) -> None:
         super().__init__(id="review", flush_interval=flush_interval)
         self.quiz = quiz
         self.start = start
+        self.stored = stored
+        self.stored_run: int | None = None  # the stored review on show, until r runs a new one
         self.mode = mode if mode in MODES else MODES[-1]
         self.low_score = low_score
         self.questions = list(quiz.questions[:limit] if limit is not None else quiz.questions)
@@ -339,11 +343,37 @@ class ReviewScreen(LiveRunScreen):
     def on_mount(self) -> None:
         self.table.focus()
         self.start_flush_timer()
+        if not self.autorun and self.stored is not None:
+            self._show_stored(self.stored(self.mode))
         self.flush()
         if self.start is None:
             self.notify_error(UNAVAILABLE, "Review unavailable")
         elif self.autorun:
             self.action_start_run()
+
+    def _show_stored(self, stored: StoredReview | None) -> None:
+        """Fill the screen from a stored review, as its events would have."""
+        if stored is None:
+            return
+        self.stored_run = stored.run_id
+        self.judge_labels = (stored.judge_label, stored.judge2_label)
+        self.simulated = stored.simulated
+        p = ReviewProgress(status=FINISHED, mode=self.mode, total=len(self.questions))
+        p.max_iterations, p.summary = stored.max_iterations, stored.summary
+        for _, _, outcome, rewrite in stored.outcomes:
+            record = self.records.get(outcome.question_id)
+            if record is None:
+                continue
+            record.outcome, record.rewrite = outcome, rewrite
+            record.iterations = list(outcome.iterations)
+            self._changed(record)
+            p.done += 1
+            p.unscored += not outcome.scored
+            p.converged += outcome.converged is True
+            p.not_converged += outcome.converged is False
+            p.rewrite += rewrite
+        self.progress = p
+        self._header_dirty = self._pane_dirty = True
 
     @property
     def table(self) -> ReviewTable:
@@ -383,6 +413,7 @@ class ReviewScreen(LiveRunScreen):
         if self.ask_cost_first():  # a paid judge: the dialog starts it on yes
             return
         self._reset_records()
+        self.stored_run = None
         self.progress = ReviewProgress(status=RUNNING, mode=self.mode, total=len(self.questions))
         self._header_dirty = True
         self.refresh_bindings()
@@ -576,6 +607,8 @@ class ReviewScreen(LiveRunScreen):
         text.append(f"  {len(self.questions)} questions", style="dim")
         text.append("  ")
         text.append(f"[{p.status}]", style=STATUS_STYLES.get(p.status, ""))
+        if self.stored_run is not None:
+            text.append(f"  stored run #{self.stored_run} · r runs it again", style="dim")
         text.append("\n")
         if self.simulated:
             text.append(" SIMULATED ", style="bold reverse yellow")
