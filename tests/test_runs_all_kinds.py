@@ -103,10 +103,13 @@ def test_unknown_kind_is_refused() -> None:
     assert "invalid choice: 'lint'" in out.stderr and "Traceback" not in out.stderr
 
 
-async def test_the_runs_screen_lists_every_kind_and_opens_a_grade_run(every_kind: Path) -> None:
+async def test_the_runs_screen_lists_every_kind_and_opens_grade_and_robustness_runs(
+    every_kind: Path,
+) -> None:
     from quiztui.pipeline.history import StoreHistory
     from quiztui.tui.grade_app import GradeApp
     from quiztui.tui.screens.grade import GradeScreen
+    from quiztui.tui.screens.robustness import RobustnessScreen
     from quiztui.tui.screens.runs import RunsScreen
     from quiztui.tui.widgets.cells import DASH
 
@@ -144,3 +147,14 @@ async def test_the_runs_screen_lists_every_kind_and_opens_a_grade_run(every_kind
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen is home
+
+        # the robustness run: its stored results over its quiz file, nothing measured again
+        with Store(every_kind) as store:
+            stored = {r.question_id: r.fragile for r in store.robustness.results(1)}
+        await pilot.press("k", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, RobustnessScreen), what="screen")
+        robust = app.screen
+        assert isinstance(robust, RobustnessScreen)
+        await wait_until(pilot, lambda: robust.run_status == "finished", what="the replay")
+        shown = {qid: r.result.fragile for qid, r in robust.records.items() if r.result is not None}
+        assert shown == stored and len(shown) == 12

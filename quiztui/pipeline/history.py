@@ -204,6 +204,9 @@ class StoreHistory:
     def open_grade(self, run_id: int) -> StoredGrade:
         return self._with_store(lambda s: load_grade(s, run_id))
 
+    def open_robustness(self, run_id: int) -> StoredRobustness:
+        return self._with_store(lambda s: load_robustness(s, run_id))
+
     def open_run(self, run_id: int) -> LoadedRun:
         return self._with_store(lambda s: load_run(s, run_id))
 
@@ -245,11 +248,52 @@ def load_grade(store: Store, run_id: int) -> StoredGrade:
     return StoredGrade(items, events, run.grader, run.source)
 
 
+@dataclass(frozen=True)
+class StoredRobustness:
+    """A stored robustness run as the Robustness screen's events, with the quiz it measured."""
+
+    quiz: Any  # core.quiz.Quiz, read again from the run's quiz file
+    events: list[Any]  # RobustnessStarted, QuestionMeasured…
+    variants: int
+    changed: bool  # the quiz file's content is no longer what was measured
+
+
+def load_robustness(store: Store, run_id: int) -> StoredRobustness:
+    """A robustness run from the store; its quiz file is read again (the store keeps the
+    measured text, the screen shows the file's questions). ``QuiztuiError`` when the run or the
+    file is gone."""
+    from quiztui.formats import load_quiz
+    from quiztui.pipeline.robustness import QuestionMeasured, RobustnessStarted
+
+    run = next((r for r in store.robustness.runs() if r.id == run_id), None)
+    if run is None:
+        raise QuiztuiError(f"no robustness run {run_id} in {store.path}")
+    if not run.quiz_path or not Path(run.quiz_path).is_file():
+        raise QuiztuiError(f"robustness run {run_id}: its quiz file {run.quiz_path} is gone")
+    quiz = load_quiz(Path(run.quiz_path), strict=False)
+    results = store.robustness.results(run_id)
+    events: list[Any] = [
+        RobustnessStarted(
+            run.id,
+            len(results),
+            run.variants,
+            run.format,
+            run.judge_label,
+            run.simulated,
+            run.quiz_path,
+        )
+    ]
+    events += [QuestionMeasured(i, result) for i, result in enumerate(results)]
+    return StoredRobustness(quiz, events, run.variants, quiz.content_hash() != run.quiz_hash)
+
+
 __all__ = [
     "LoadedRun",
     "RunComparison",
     "StoreHistory",
     "StoredGrade",
+    "StoredRobustness",
+    "load_robustness",
     "load_grade",
     "compare_stored",
     "load_run",

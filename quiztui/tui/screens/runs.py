@@ -7,7 +7,8 @@ store read can take a moment on a large file) and its result is shown when it re
 
 Every kind of run is listed (store/history.py: vet, calibrate, panel, grade, review, robustness),
 its kind beside its status; a grade run opens on the Grade screen with its stored outcomes
-replayed (nothing is sent); review and robustness runs are listed, not opened yet.
+replayed, a robustness run on the Robustness screen with its stored results over its quiz file
+(nothing is sent either way); review runs are listed, not opened yet.
 
 Keys: ``enter`` opens the highlighted run (:class:`RunScreen`: its questions with badges,
 confidence, verdicts and suggested option; ``enter`` there opens a question), ``space`` marks a
@@ -27,6 +28,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.widgets.data_table import ColumnKey
@@ -51,7 +53,7 @@ from quiztui.tui.widgets.header import STATUS_STYLES
 from quiztui.tui.widgets.tables import ColumnSpec, NavTable, QuestionsTable
 
 if TYPE_CHECKING:
-    from quiztui.pipeline.history import LoadedRun, RunComparison, StoredGrade
+    from quiztui.pipeline.history import LoadedRun, RunComparison, StoredGrade, StoredRobustness
     from quiztui.store.runs import RunListing
 
 
@@ -61,6 +63,7 @@ class RunsSource(Protocol):
     def list_runs(self) -> Sequence[RunListing]: ...
     def open_run(self, run_id: int) -> LoadedRun: ...
     def open_grade(self, run_id: int) -> StoredGrade: ...
+    def open_robustness(self, run_id: int) -> StoredRobustness: ...
     def compare(self, run_a: int, run_b: int) -> RunComparison: ...
 
 
@@ -364,10 +367,12 @@ class RunsScreen(Screen[None]):
             self._open(listing.id)
         elif listing.kind == "grade":
             self._open_grade(listing.id)
+        elif listing.kind == "robustness":
+            self._open_robustness(listing.id)
         else:
             self.notify(
                 f"A {listing.kind} run is listed here but not opened yet (vet, calibrate,"
-                " panel and grade runs open)",
+                " panel, grade and robustness runs open)",
                 markup=False,
                 timeout=6,
             )
@@ -401,6 +406,37 @@ class RunsScreen(Screen[None]):
             self.notify(str(exc), title="Cannot open the run", severity="error", markup=False)
             return
         await self.app.push_screen(RunScreen(loaded))
+
+    @work(exclusive=True, exit_on_error=False, group="runs-open")
+    async def _open_robustness(self, run_id: int) -> None:
+        """A robustness run on the Robustness screen: its stored results replayed over its quiz
+        file (nothing sent); its fragility flags stay on that screen."""
+        from quiztui.pipeline.robustness import RobustnessSettings
+        from quiztui.tui.screens.robustness import RobustnessScreen
+
+        assert self.source is not None
+        try:
+            stored = await asyncio.to_thread(self.source.open_robustness, run_id)
+        except QuiztuiError as exc:
+            self.notify(str(exc), title="Cannot open the run", severity="error", markup=False)
+            return
+
+        async def replay() -> AsyncIterator[object]:
+            for event in stored.events:
+                yield event
+
+        class StoredRobustnessScreen(RobustnessScreen):
+            def on_fragility_measured(self, message: Message) -> None:
+                message.stop()  # an old run's flags are not the vet screen's newest
+
+        settings = RobustnessSettings(variants=stored.variants)
+        await self.app.push_screen(StoredRobustnessScreen(stored.quiz, replay, settings=settings))
+        if stored.changed:
+            self.notify(
+                "The quiz file changed since this run: its questions are shown as they are now",
+                severity="warning",
+                timeout=6,
+            )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A store read that raised something other than a QuiztuiError is a bug: its
