@@ -275,3 +275,41 @@ async def test_a_stored_run_is_shown_on_the_next_launch_and_costs_nothing(
             )
             assert f"stored run #{first.id} · r runs it again" in header
     assert len(chats(server)) == ran
+
+
+async def test_a_cancelled_run_resumes_where_it_stopped_and_pays_for_the_rest_only(
+    quiz_path: Path, tmp_path: Path
+) -> None:
+    # Item 4: "A cancelled run resumes from where it stopped." r after x asks only for the
+    # assertions the cancelled run did not record; the recorded ones come from the verdict cache.
+    quiz = load_quiz(quiz_path)
+    total = sum(q.n for q in quiz.questions)
+    with FakeOpenAI(truth_table(quiz), latency=0.05) as slow, Store(tmp_path / "runs.db") as store:
+        config = paid_config(slow)
+        config = config.model_copy(update={"vet": config.vet.model_copy(update={"batch_size": 4})})
+        runs = vet_runs(config, quiz, store, None)
+        app = build_vet_app(config, store, quiz, runs, autostart=True)
+        assert isinstance(app, QuiztuiApp)
+        async with app.run_test(size=SIZE) as pilot:
+            state = app.vet_screen.state
+            await wait_until(pilot, lambda: len(chats(slow)) >= 3, what="three requests")
+            await pilot.press("x")
+            await wait_until(pilot, lambda: state.status == "cancelled", what="cancelled")
+            recorded = {
+                (a.question_id, a.option_index)
+                for a in state.assertions.values()
+                if a.verdict is not None
+            }
+            assert 0 < len(recorded) < total
+            asked_before = sum(slow.asked_texts().values())
+            await pilot.press("r")
+            await wait_until(
+                pilot, lambda: app.vet_screen.state.status == "finished", what="the second run"
+            )
+            state = app.vet_screen.state  # r starts a fresh view of the run
+            asked_again = sum(slow.asked_texts().values()) - asked_before
+            cached = sum(a.cached for a in state.assertions.values())
+            judged = sum(a.verdict is not None for a in state.assertions.values())
+    assert judged == total
+    assert cached >= len(recorded)  # every verdict the cancelled run recorded is reused
+    assert asked_again == total - cached  # and only the rest is paid for
