@@ -103,12 +103,13 @@ def test_unknown_kind_is_refused() -> None:
     assert "invalid choice: 'lint'" in out.stderr and "Traceback" not in out.stderr
 
 
-async def test_the_runs_screen_lists_every_kind_and_opens_grade_and_robustness_runs(
+async def test_the_runs_screen_lists_every_kind_and_opens_each_in_its_screen(
     every_kind: Path,
 ) -> None:
     from quiztui.pipeline.history import StoreHistory
     from quiztui.tui.grade_app import GradeApp
     from quiztui.tui.screens.grade import GradeScreen
+    from quiztui.tui.screens.review import ReviewScreen
     from quiztui.tui.screens.robustness import RobustnessScreen
     from quiztui.tui.screens.runs import RunsScreen
     from quiztui.tui.widgets.cells import DASH
@@ -142,17 +143,28 @@ async def test_the_runs_screen_lists_every_kind_and_opens_grade_and_robustness_r
 
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is home, what="back to the runs")
-        await pilot.press("k")  # the review run: listed, not opened (said in a toast)
-        assert home.current is not None and home.current.kind == "review"
-        await pilot.press("enter")
-        await pilot.pause()
-        assert app.screen is home
+        # the review run: the two questions it reviewed, with their stored final scores
+        with Store(every_kind) as store:
+            reviewed = {o.question_id: o.scores for _, _, o, _ in store.reviews.outcomes(1)}
+        await pilot.press("k", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen), what="Review")
+        review = app.screen
+        assert isinstance(review, ReviewScreen)
+        await wait_until(pilot, lambda: review.run_status == "finished", what="the replay")
+        scores = {
+            r.question.id: r.outcome.scores
+            for r in review.records.values()
+            if r.outcome is not None
+        }
+        assert scores == reviewed and len(scores) == 2
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is home, what="back to the runs")
 
         # the robustness run: its stored results over its quiz file, nothing measured again
         with Store(every_kind) as store:
             stored = {r.question_id: r.fragile for r in store.robustness.results(1)}
         await pilot.press("k", "enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, RobustnessScreen), what="screen")
+        await wait_until(pilot, lambda: isinstance(app.screen, RobustnessScreen), what="Robustness")
         robust = app.screen
         assert isinstance(robust, RobustnessScreen)
         await wait_until(pilot, lambda: robust.run_status == "finished", what="the replay")

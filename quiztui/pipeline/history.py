@@ -207,6 +207,9 @@ class StoreHistory:
     def open_robustness(self, run_id: int) -> StoredRobustness:
         return self._with_store(lambda s: load_robustness(s, run_id))
 
+    def open_review(self, run_id: int) -> StoredReview:
+        return self._with_store(lambda s: load_review(s, run_id))
+
     def open_run(self, run_id: int) -> LoadedRun:
         return self._with_store(lambda s: load_run(s, run_id))
 
@@ -287,12 +290,58 @@ def load_robustness(store: Store, run_id: int) -> StoredRobustness:
     return StoredRobustness(quiz, events, run.variants, quiz.content_hash() != run.quiz_hash)
 
 
+@dataclass(frozen=True)
+class StoredReview:
+    """A stored review run as the Review screen's events, over the questions it reviewed."""
+
+    quiz: Any  # core.quiz.Quiz: the run's quiz file, only the questions the run reviewed
+    events: list[Any]  # ReviewStarted, QuestionReviewed…
+    mode: str
+    changed: bool  # some reviewed question is no longer in the file as it was
+
+
+def load_review(store: Store, run_id: int) -> StoredReview:
+    """A review run from the store over its quiz file, read again. ``QuiztuiError`` when the
+    run or the file is gone."""
+    from quiztui.formats import load_quiz
+    from quiztui.pipeline.review import QuestionReviewed, ReviewStarted
+
+    run = store.reviews.get_run(run_id)
+    if run is None:
+        raise QuiztuiError(f"no review run {run_id} in {store.path}")
+    if not run.quiz_path or not Path(run.quiz_path).is_file():
+        raise QuiztuiError(f"review run {run_id}: its quiz file {run.quiz_path} is gone")
+    quiz = load_quiz(Path(run.quiz_path), strict=False)
+    by_id = {q.id: q for q in quiz.questions}
+    outcomes = store.reviews.outcomes(run_id)
+    reviewed = [(pos, by_id.get(o.question_id), text, o, rw) for pos, text, o, rw in outcomes]
+    shown = [(pos, q, o, rw) for pos, q, text, o, rw in reviewed if q is not None]
+    changed = any(q is None or q.text != text for _, q, text, _, _ in reviewed)
+    subset = quiz.model_copy(update={"questions": tuple(q for _, q, _, _ in shown)})
+    events: list[Any] = [
+        ReviewStarted(
+            run.id,
+            run.mode,
+            len(shown),
+            run.judge_label,
+            run.judge2_label,
+            run.simulated,
+            run.quiz_path,
+            run.max_iterations,
+        )
+    ]
+    events += [QuestionReviewed(pos, q, o, rw) for pos, q, o, rw in shown]
+    return StoredReview(subset, events, run.mode, changed)
+
+
 __all__ = [
     "LoadedRun",
     "RunComparison",
     "StoreHistory",
     "StoredGrade",
     "StoredRobustness",
+    "StoredReview",
+    "load_review",
     "load_robustness",
     "load_grade",
     "compare_stored",

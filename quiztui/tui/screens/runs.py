@@ -7,8 +7,8 @@ store read can take a moment on a large file) and its result is shown when it re
 
 Every kind of run is listed (store/history.py: vet, calibrate, panel, grade, review, robustness),
 its kind beside its status; a grade run opens on the Grade screen with its stored outcomes
-replayed, a robustness run on the Robustness screen with its stored results over its quiz file
-(nothing is sent either way); review runs are listed, not opened yet.
+replayed, a robustness or review run on its own screen with its stored results over its quiz
+file (nothing is sent).
 
 Keys: ``enter`` opens the highlighted run (:class:`RunScreen`: its questions with badges,
 confidence, verdicts and suggested option; ``enter`` there opens a question), ``space`` marks a
@@ -53,7 +53,13 @@ from quiztui.tui.widgets.header import STATUS_STYLES
 from quiztui.tui.widgets.tables import ColumnSpec, NavTable, QuestionsTable
 
 if TYPE_CHECKING:
-    from quiztui.pipeline.history import LoadedRun, RunComparison, StoredGrade, StoredRobustness
+    from quiztui.pipeline.history import (
+        LoadedRun,
+        RunComparison,
+        StoredGrade,
+        StoredReview,
+        StoredRobustness,
+    )
     from quiztui.store.runs import RunListing
 
 
@@ -64,6 +70,7 @@ class RunsSource(Protocol):
     def open_run(self, run_id: int) -> LoadedRun: ...
     def open_grade(self, run_id: int) -> StoredGrade: ...
     def open_robustness(self, run_id: int) -> StoredRobustness: ...
+    def open_review(self, run_id: int) -> StoredReview: ...
     def compare(self, run_a: int, run_b: int) -> RunComparison: ...
 
 
@@ -369,13 +376,8 @@ class RunsScreen(Screen[None]):
             self._open_grade(listing.id)
         elif listing.kind == "robustness":
             self._open_robustness(listing.id)
-        else:
-            self.notify(
-                f"A {listing.kind} run is listed here but not opened yet (vet, calibrate,"
-                " panel, grade and robustness runs open)",
-                markup=False,
-                timeout=6,
-            )
+        elif listing.kind == "review":
+            self._open_review(listing.id)
 
     @work(exclusive=True, exit_on_error=False, group="runs-open")
     async def _open_grade(self, run_id: int) -> None:
@@ -434,6 +436,31 @@ class RunsScreen(Screen[None]):
         if stored.changed:
             self.notify(
                 "The quiz file changed since this run: its questions are shown as they are now",
+                severity="warning",
+                timeout=6,
+            )
+
+    @work(exclusive=True, exit_on_error=False, group="runs-open")
+    async def _open_review(self, run_id: int) -> None:
+        """A review run on the Review screen: the questions it reviewed, with their stored
+        scores and trajectories replayed (nothing is sent)."""
+        from quiztui.tui.screens.review import ReviewScreen
+
+        assert self.source is not None
+        try:
+            stored = await asyncio.to_thread(self.source.open_review, run_id)
+        except QuiztuiError as exc:
+            self.notify(str(exc), title="Cannot open the run", severity="error", markup=False)
+            return
+
+        async def replay(quiz: object, mode: str) -> AsyncIterator[object]:
+            for event in stored.events:
+                yield event
+
+        await self.app.push_screen(ReviewScreen(stored.quiz, replay, mode=stored.mode))
+        if stored.changed:
+            self.notify(
+                "The quiz file changed since this run: questions no longer in it are left out",
                 severity="warning",
                 timeout=6,
             )
