@@ -312,8 +312,19 @@ SCREENS = [
 @pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "120x40"])
 @pytest.mark.parametrize("name", SCREENS)
 def test_snapshot_vet_app_screens(
-    snap_compare: SnapCompare, tmp_path: Path, name: str, size: tuple[int, int]
+    snap_compare: SnapCompare,
+    tmp_path: Path,
+    name: str,
+    size: tuple[int, int],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The calibrate form shows the default gold set's path, which is the shared Open Trivia DB
+    # dump when ../shared/data is beside the checkout: the packaged sample, wherever this runs.
+    from quiztui import resources
+    from quiztui.tui.screens import calibrate
+
+    packaged = resources.as_path(resources.default_gold())
+    monkeypatch.setattr(calibrate, "default_gold_path", lambda: packaged)
     make, step = vet_cases(tmp_path)[name]
     assert snap_compare(make(), terminal_size=size, run_before=step)
 
