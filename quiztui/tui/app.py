@@ -409,40 +409,18 @@ class QuiztuiApp(App[None]):
 
 def known_binding_ids() -> set[str]:
     """Every binding id of the vet app's screens and dialogs (what ``[keys]`` can remap)."""
+    import importlib
+
     from quiztui.tui.help import HelpScreen as Help
-    from quiztui.tui.screens import (
-        benchmark,
-        calibrate,
-        compare,
-        confirm,
-        decide,
-        detail,
-        edit,
-        grade,
-        grade_detail,
-        metrics,
-        review,
-        robustness,
-        runs,
-    )
     from quiztui.tui.widgets.tables import NavTable
 
+    screens = (
+        "benchmark calibrate compare confirm decide detail edit grade grade_detail metrics review"
+        " robustness runs"
+    ).split()
     classes: list[type] = [QuiztuiApp, VetScreen, NavTable, Help]
-    for module in (
-        benchmark,
-        calibrate,
-        compare,
-        confirm,
-        decide,
-        detail,
-        edit,
-        grade,
-        grade_detail,
-        metrics,
-        review,
-        robustness,
-        runs,
-    ):
+    for name in screens:
+        module = importlib.import_module(f"quiztui.tui.screens.{name}")
         classes += [
             c for c in vars(module).values() if isinstance(c, type) and "BINDINGS" in vars(c)
         ]
