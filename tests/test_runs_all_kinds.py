@@ -4,6 +4,7 @@ real processes against the fake OpenAI server on loopback, one real SQLite store
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -170,3 +171,26 @@ async def test_the_runs_screen_lists_every_kind_and_opens_each_in_its_screen(
         await wait_until(pilot, lambda: robust.run_status == "finished", what="the replay")
         shown = {qid: r.result.fragile for qid, r in robust.records.items() if r.result is not None}
         assert shown == stored and len(shown) == 12
+
+
+def test_a_generate_run_is_listed_with_its_document_and_pairs(tmp_path: Path) -> None:
+    # Generate runs are kept in the store too (schema v10), so the history has every kind.
+    from test_generate import MARKDOWN
+
+    doc = tmp_path / "vell.md"
+    doc.write_text(MARKDOWN, encoding="utf-8")
+    output = tmp_path / "vell_qa.json"
+    made = run_cli("generate", str(doc), "--subject", "islands", "-o", str(output))
+    assert made.returncode == 0, made.stderr
+    written = len(json.loads(output.read_text(encoding="utf-8")))
+    out = run_cli("runs", "--kind", "generate")
+    assert out.returncode == 0, out.stderr
+    (line,) = [ln for ln in out.stdout.splitlines()[1:] if ln.strip()]
+    assert line.split()[3:5] == ["generate", "finished"] and "vell.md" in line
+    with Store(Path(os.environ["QUIZTUI_DATA_DIR"]) / "quiztui.db") as store:
+        (listing,) = run_history(store, kind="generate")
+        pairs = store.generate.pairs(listing.id)
+    assert listing.simulated and listing.quiz_path == str(output)
+    assert listing.questions == written == len(pairs) > 0
+    assert [n for n, *_ in pairs] == list(range(1, written + 1))
+    assert listing_key(listing) == f"generate:{listing.id}"

@@ -118,20 +118,70 @@ class _Progress:
         self.stream.flush()
 
 
-async def _run(run: Any, provider: Any, err: TextIO) -> Any:
+class _Recorder:
+    """The run in the store (``quiztui runs`` lists it): created when it starts, each located
+    pair, and how it ended — finished, failed, or cancelled when the process was interrupted."""
+
+    def __init__(self, store: Any, output: Path, model: str) -> None:
+        self.store, self.output, self.model = store, output, model
+        self.run_id: int | None = None
+
+    def started(self, event: Any) -> None:
+        self.run_id = self.store.generate.create_run(
+            document=str(event.document),
+            subject=event.subject,
+            output=str(self.output),
+            judge_label=event.judge_label,
+            model=self.model,
+            simulated=event.simulated,
+        )
+
+    def pair(self, pair: Any) -> None:
+        if self.run_id is not None:
+            self.store.generate.record_pair(
+                self.run_id, pair.number, pair.question, pair.answer, pair.location.status
+            )
+
+    def ended(self, status: str, summary: Any = None) -> None:
+        if self.run_id is None:
+            return
+        counts = None
+        if summary is not None:
+            counts = {
+                "pairs": len(summary.pairs),
+                "chunks": summary.chunks,
+                "failed_chunks": len(summary.failed_chunks),
+                "requests": summary.requests,
+                "retries": summary.retries,
+                "tokens_in": summary.tokens_in,
+                "tokens_out": summary.tokens_out,
+                "seconds": summary.elapsed,
+            }
+        self.store.generate.finish_run(self.run_id, status, counts)
+        self.run_id = None
+
+
+async def _run(run: Any, provider: Any, err: TextIO, recorder: _Recorder | None = None) -> Any:
     from quiztui.pipeline.generate import (
         ChunkFailed,
         ChunkGenerated,
         GenerateFailed,
         GenerateFinished,
         GenerateStarted,
+        PairLocated,
         RequestRetried,
     )
 
     progress: _Progress | None = None
     summary = None
+    status = "cancelled"  # what a run that stops without its last event was
     try:
         async for event in run.events():
+            if recorder is not None:
+                if isinstance(event, GenerateStarted):
+                    recorder.started(event)
+                elif isinstance(event, PairLocated):
+                    recorder.pair(event.pair)
             if isinstance(event, GenerateStarted):
                 pages = f"{event.pages} pages, " if event.pages else ""
                 print(
@@ -148,10 +198,17 @@ async def _run(run: Any, provider: Any, err: TextIO) -> Any:
             elif isinstance(event, RequestRetried) and progress is not None:
                 progress.retries += 1
             elif isinstance(event, GenerateFailed):
+                status = "failed"
                 raise QuiztuiError(f"generate: {event.reason}")
             elif isinstance(event, GenerateFinished):
                 summary = event.summary
+                status = "finished" if summary.pairs else "failed"
+    except Exception:
+        status = "failed" if status == "cancelled" else status
+        raise
     finally:
+        if recorder is not None:
+            recorder.ended(status, summary)
         await provider.aclose()
     return summary
 
@@ -252,8 +309,12 @@ def cmd_generate(config: Config, args: argparse.Namespace) -> int:
             " not a real model; set a model with --model/--base-url)",
             file=sys.stderr,
         )
+    from quiztui.store import Store
+
     try:
-        summary = asyncio.run(_run(run, provider, sys.stderr))
+        with Store(config.db_path()) as store:
+            recorder = _Recorder(store, output, config.judge.model)
+            summary = asyncio.run(_run(run, provider, sys.stderr, recorder))
     except KeyboardInterrupt:
         print("\nquiztui: generate interrupted; nothing written", file=sys.stderr)
         return 130

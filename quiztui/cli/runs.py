@@ -1,7 +1,8 @@
 """``quiztui runs``: the run history — list, show one run's report, compare two runs.
 
 ``quiztui runs``                 a table of the newest runs of every kind: vet, calibrate, panel,
-                                 grade, review, robustness (``--kind``, ``--quiz``, ``--limit``)
+                                 grade, review, robustness, generate (``--kind``, ``--quiz``,
+                                 ``--limit``)
 ``quiztui runs show ID``         the run's report (Markdown by default), as ``vet`` prints it
 ``quiztui runs compare A B``     verdict agreement, Cohen's κ and the questions they disagree on
 ``quiztui runs --tui``           the Runs screen on its own (``h`` in the vet app opens it too)

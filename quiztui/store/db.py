@@ -312,6 +312,31 @@ CREATE INDEX decisions_question ON decisions(question_hash, id);
 CREATE INDEX decisions_run ON decisions(run_id)
 """
 
+# v10: generate runs (store/generate.py), so every kind of run is in the history.
+SCHEMA_V10_GENERATE = """
+CREATE TABLE generate_runs (
+    id INTEGER PRIMARY KEY,
+    created_at REAL NOT NULL,
+    finished_at REAL,
+    status TEXT NOT NULL,
+    document TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    output TEXT NOT NULL,
+    judge_label TEXT NOT NULL,
+    model TEXT NOT NULL,
+    simulated INTEGER NOT NULL,
+    summary_json TEXT
+);
+CREATE TABLE generate_pairs (
+    run_id INTEGER NOT NULL REFERENCES generate_runs(id) ON DELETE CASCADE,
+    n INTEGER NOT NULL,
+    question TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    context_status TEXT NOT NULL,
+    PRIMARY KEY (run_id, n)
+)
+"""
+
 # Migration n brings the schema from version n to n + 1 (PRAGMA user_version).
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
@@ -323,6 +348,7 @@ MIGRATIONS: list[str] = [
     SCHEMA_V7_PROVIDER_BATCHES,
     SCHEMA_V8_RUN_LEASES,
     SCHEMA_V9_DECISIONS,
+    SCHEMA_V10_GENERATE,
 ]
 
 

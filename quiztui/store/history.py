@@ -1,10 +1,11 @@
 """Every stored run, of every kind, newest first: ``quiztui runs`` and the Runs screen.
 
-Vet, calibrate and panel runs live in ``runs``; grade, review and robustness runs in their own
-tables (``grade_runs``, ``review_runs``, ``robustness_runs``), each with its own id sequence. This
-module lists them together as :class:`RunListing` rows whose ``kind`` names the table, so
-"grade 3" and "vet 3" are different runs. Counts: a grade run's items, a review's or robustness
-run's questions; ``unjudged`` is the ones without a score. No migration: it reads what is there.
+Vet, calibrate and panel runs live in ``runs``; grade, review, robustness and generate runs in
+their own tables (``grade_runs``, ``review_runs``, ``robustness_runs``, ``generate_runs``), each
+with its own id sequence. This module lists them together as :class:`RunListing` rows whose
+``kind`` names the table, so "grade 3" and "vet 3" are different runs. Counts: a grade run's
+items, a review's or robustness run's questions, a generate run's pairs; ``unjudged`` is the ones
+without a score. It reads what is there.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ OTHER_KINDS: dict[str, tuple[str, str, str]] = {
     "grade": ("grade_runs", "grades", "unscored"),
     "review": ("review_runs", "review_questions", "unscored"),
     "robustness": ("robustness_runs", "robustness_questions", "NULL"),
+    "generate": ("generate_runs", "generate_pairs", "NULL"),
 }
 KINDS = (*RUNS_TABLE_KINDS, *OTHER_KINDS)
 
@@ -31,6 +33,8 @@ _COLUMNS: dict[str, str] = {
     "grade": "COALESCE(r.source, 'answers'), r.source, '', r.judge_label, r.model, r.simulated",
     "review": "r.quiz_title, r.quiz_path, r.quiz_hash, r.judge_label, r.model, r.simulated",
     "robustness": "r.quiz_title, r.quiz_path, r.quiz_hash, r.judge_label, r.model, r.simulated",
+    # a generate run makes a quiz from a document: the document stands where the quiz does
+    "generate": "r.document, r.output, '', r.judge_label, r.model, r.simulated",
 }
 
 
@@ -39,8 +43,8 @@ def _other_listings(store: Store, kind: str, limit: int, quiz_hash: str | None) 
     where = ""
     args: list[object] = [limit]
     if quiz_hash is not None:
-        if kind == "grade":
-            return []  # answers, not a quiz: no grade run is "of this quiz"
+        if kind in ("grade", "generate"):
+            return []  # answers or a document, not a quiz: no such run is "of this quiz"
         where, args = " WHERE r.quiz_hash = ?", [quiz_hash, limit]
     sql = (
         f"SELECT r.id, r.created_at, r.finished_at, r.status, {_COLUMNS[kind]},"
@@ -60,8 +64,9 @@ def _other_listings(store: Store, kind: str, limit: int, quiz_hash: str | None) 
                 finished_at=row[2],
                 status=row[3],
                 kind=kind,
-                # a grade run's "quiz" is the answers file it graded: its name, like a quiz title
-                quiz_title=Path(str(row[4])).name if kind == "grade" else str(row[4]),
+                # a grade run's "quiz" is the answers file it graded, a generate run's the
+                # document it read: the file's name, like a quiz title
+                quiz_title=Path(str(row[4])).name if kind in ("grade", "generate") else str(row[4]),
                 quiz_path=row[5],
                 quiz_hash=str(row[6] or ""),
                 judge_label=str(row[7]),

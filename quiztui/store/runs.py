@@ -17,6 +17,7 @@ from quiztui.errors import StoreError
 from quiztui.store.cache import VerdictCache
 from quiztui.store.db import connect
 from quiztui.store.decisions import DecisionStore
+from quiztui.store.generate import GenerateStore
 from quiztui.store.grades import GradeStore
 from quiztui.store.leases import LeaseStore
 from quiztui.store.profiles import ProfileStore
@@ -98,6 +99,7 @@ class Store:
         self.provider_batches = ProviderBatchStore(self.conn)
         self.leases = LeaseStore(self.conn)
         self.decisions = DecisionStore(self.conn)  # the review desk's (schema v9)
+        self.generate = GenerateStore(self.conn)  # generate runs (schema v10)
         try:  # runs whose process died show "interrupted" from now on (store/leases.py)
             self.leases.sweep()
         except sqlite3.Error:

@@ -5,7 +5,8 @@ app) lists runs, opens one as a summary and compares two. Each call runs in a wo
 store read can take a moment on a large file) and its result is shown when it returns; a
 ``QuiztuiError`` (an unknown run, runs of different quizzes) becomes a toast.
 
-Every kind of run is listed (store/history.py: vet, calibrate, panel, grade, review, robustness),
+Every kind of run is listed (store/history.py: vet, calibrate, panel, grade, review, robustness,
+generate),
 its kind beside its status; a grade run opens on the Grade screen with its stored outcomes
 replayed, a robustness or review run on its own screen with its stored results over its quiz
 file (nothing is sent).
@@ -378,6 +379,14 @@ class RunsScreen(Screen[None]):
             self._open_robustness(listing.id)
         elif listing.kind == "review":
             self._open_review(listing.id)
+        elif listing.kind == "generate":  # its pairs are a quiz file: open that with quiztui
+            self.notify(
+                f"Generate run {listing.id} wrote {listing.questions} pair(s) to"
+                f" {listing.quiz_path}: open that file with `quiztui vet` or `quiztui grade`",
+                title="A generate run",
+                markup=False,
+                timeout=6,
+            )
 
     @work(exclusive=True, exit_on_error=False, group="runs-open")
     async def _open_grade(self, run_id: int) -> None:
