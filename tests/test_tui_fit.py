@@ -391,3 +391,21 @@ def test_snapshot_grade_and_its_detail(
 @pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "120x40"])
 def test_snapshot_benchmark(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
     assert snap_compare(benchmark_app(), terminal_size=size, run_before=benchmarked)
+
+
+@pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "120x40"])
+def test_snapshot_save_or_discard_before_quitting(
+    snap_compare: SnapCompare, size: tuple[int, int]
+) -> None:
+    # The dialog q opens when edits are not written to the file (K4), in the app's own words.
+    from quiztui.tui.screens.confirm import SaveQuitScreen
+
+    async def ask(pilot: Pilot[None]) -> None:
+        app = pilot.app
+        await wait_until(pilot, lambda: vet_flushed(app), what="the vet tables flushed")
+        question = app._unsaved_question(1)  # type: ignore[attr-defined]
+        app.push_screen(SaveQuitScreen(question))
+        await wait_until(pilot, lambda: isinstance(app.screen, SaveQuitScreen), what="asked")
+        await pilot.pause()
+
+    assert snap_compare(vet_app(), terminal_size=size, run_before=ask)
