@@ -167,9 +167,7 @@ def build_vet_app(
     from quiztui.assemble.review_desk import StoreDecisionBook
     from quiztui.assemble.vet import try_bank
     from quiztui.core.figures import judge_rates_text
-    from quiztui.pipeline.history import StoreHistory
-    from quiztui.pipeline.review import stored_review
-    from quiztui.pipeline.robustness import stored_run
+    from quiztui.pipeline.history import StoreHistory, newest_review, newest_robustness
     from quiztui.tui.app import QuiztuiApp
     from quiztui.tui.services import (
         AppServices,
@@ -211,15 +209,13 @@ def build_vet_app(
             lambda: robustness.robustness_events(config, store, quiz, robustness_settings),
             settings=robustness_settings,
             # a paid judge's label is its provider's, the same as the vet run's
-            stored=lambda: stored_run(
-                store.robustness, quiz, robustness_settings, runs.provider.label
-            ),
+            stored=lambda: newest_robustness(store, quiz, robustness_settings, runs.provider.label),
         ),
         review=ReviewService(
             review.review_starter(config, store),
             mode=config.review.mode,
             low_score=config.review.low_score,
-            stored=lambda mode: stored_review(store.reviews, quiz, mode, runs.provider.label),
+            stored=lambda mode: newest_review(store, quiz, mode, runs.provider.label),
         ),
         runs=StoreHistory(config.db_path()),
         decisions=StoreDecisionBook(store),

@@ -12,17 +12,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from quiztui.core.bayes import DEFAULT_PRIOR, JudgeAccuracy
 from quiztui.core.compare import Comparison, QuizMismatch, RunSide, compare_runs
 from quiztui.core.kscore import Badge
-from quiztui.core.quiz import Question
+from quiztui.core.quiz import Question, Quiz
 from quiztui.errors import QuiztuiError, StoreError
 from quiztui.pipeline.events import QuestionSummary, RunSummary
 from quiztui.pipeline.scoring import score_question
 from quiztui.pipeline.summary import summary_from_dict
 from quiztui.store.runs import RunListing, RunRecord, Store, StoredVerdict
+
+if TYPE_CHECKING:
+    from quiztui.pipeline.robustness import RobustnessSettings
+    from quiztui.store.reviews import ReviewRunRecord
+    from quiztui.store.robustness import RobustnessRunRecord
 
 _T = TypeVar("_T")
 
@@ -266,7 +271,6 @@ def load_robustness(store: Store, run_id: int) -> StoredRobustness:
     measured text, the screen shows the file's questions). ``QuiztuiError`` when the run or the
     file is gone."""
     from quiztui.formats import load_quiz
-    from quiztui.pipeline.robustness import QuestionMeasured, RobustnessStarted
 
     run = next((r for r in store.robustness.runs() if r.id == run_id), None)
     if run is None:
@@ -274,7 +278,22 @@ def load_robustness(store: Store, run_id: int) -> StoredRobustness:
     if not run.quiz_path or not Path(run.quiz_path).is_file():
         raise QuiztuiError(f"robustness run {run_id}: its quiz file {run.quiz_path} is gone")
     quiz = load_quiz(Path(run.quiz_path), strict=False)
-    results = store.robustness.results(run_id)
+    events = robustness_replay(store, run)
+    return StoredRobustness(quiz, events, run.variants, quiz.content_hash() != run.quiz_hash)
+
+
+def robustness_replay(store: Store, run: RobustnessRunRecord) -> list[Any]:
+    """A stored robustness run as the events its run sent: started, each answer and measured
+    question, and the end with the quiz metrics recomputed from the stored results."""
+    from quiztui.pipeline.robustness import (
+        FormAnswered,
+        QuestionMeasured,
+        RobustnessFinished,
+        RobustnessStarted,
+        summarise,
+    )
+
+    results = store.robustness.results(run.id)
     events: list[Any] = [
         RobustnessStarted(
             run.id,
@@ -286,8 +305,35 @@ def load_robustness(store: Store, run_id: int) -> StoredRobustness:
             run.quiz_path,
         )
     ]
-    events += [QuestionMeasured(i, result) for i, result in enumerate(results)]
-    return StoredRobustness(quiz, events, run.variants, quiz.content_hash() != run.quiz_hash)
+    for position, result in enumerate(results):
+        events += [FormAnswered(position, result.question_id, a) for a in result.answers]
+        events.append(QuestionMeasured(position, result))
+    told = run.summary or {}
+    summary = summarise(
+        results,
+        run.variants,
+        float(told.get("seconds") or 0.0),
+        retries=int(told.get("retries") or 0),
+        reasks=int(told.get("reasks") or 0),
+    )
+    events.append(RobustnessFinished(run.id, summary))
+    return events
+
+
+def newest_robustness(
+    store: Store, quiz: Quiz, settings: RobustnessSettings, judge_label: str
+) -> tuple[int, list[Any]] | None:
+    """The newest finished robustness run of this quiz (same content) with these settings and
+    this judge, as (its id, its events), so a screen can show it instead of paying again."""
+    for run in store.robustness.runs(quiz.content_hash()):
+        same = (run.format, run.variants, run.judge_label) == (
+            settings.format,
+            settings.variants,
+            judge_label,
+        )
+        if run.status == "finished" and same:
+            return run.id, robustness_replay(store, run)
+    return None
 
 
 @dataclass(frozen=True)
@@ -304,7 +350,6 @@ def load_review(store: Store, run_id: int) -> StoredReview:
     """A review run from the store over its quiz file, read again. ``QuiztuiError`` when the
     run or the file is gone."""
     from quiztui.formats import load_quiz
-    from quiztui.pipeline.review import QuestionReviewed, ReviewStarted
 
     run = store.reviews.get_run(run_id)
     if run is None:
@@ -312,8 +357,18 @@ def load_review(store: Store, run_id: int) -> StoredReview:
     if not run.quiz_path or not Path(run.quiz_path).is_file():
         raise QuiztuiError(f"review run {run_id}: its quiz file {run.quiz_path} is gone")
     quiz = load_quiz(Path(run.quiz_path), strict=False)
+    subset, events, changed = review_replay(store, run, quiz)
+    return StoredReview(subset, events, run.mode, changed)
+
+
+def review_replay(store: Store, run: ReviewRunRecord, quiz: Quiz) -> tuple[Quiz, list[Any], bool]:
+    """A stored review over ``quiz``'s questions as the events its run sent: the questions of
+    ``quiz`` it reviewed, the events, and whether some reviewed question is no longer in
+    ``quiz`` as it was."""
+    from quiztui.pipeline.review import QuestionReviewed, ReviewFinished, ReviewStarted
+
     by_id = {q.id: q for q in quiz.questions}
-    outcomes = store.reviews.outcomes(run_id)
+    outcomes = store.reviews.outcomes(run.id)
     reviewed = [(pos, by_id.get(o.question_id), text, o, rw) for pos, text, o, rw in outcomes]
     shown = [(pos, q, o, rw) for pos, q, text, o, rw in reviewed if q is not None]
     changed = any(q is None or q.text != text for _, q, text, _, _ in reviewed)
@@ -331,7 +386,36 @@ def load_review(store: Store, run_id: int) -> StoredReview:
         )
     ]
     events += [QuestionReviewed(pos, q, o, rw) for pos, q, o, rw in shown]
-    return StoredReview(subset, events, run.mode, changed)
+    summary = _review_summary(run.summary)
+    if summary is not None:
+        events.append(ReviewFinished(run.id, summary))
+    return subset, events, changed
+
+
+def _review_summary(data: dict[str, Any] | None) -> Any:
+    """A stored review summary read back (human agreement, a side figure of a CLI run, is left
+    out); None when there is none or it was stored by another version."""
+    from quiztui.pipeline.review import ReviewSummary
+
+    if not data:
+        return None
+    try:
+        return ReviewSummary(**{**data, "agreement": None, "humans_source": None})
+    except TypeError:
+        return None
+
+
+def newest_review(
+    store: Store, quiz: Quiz, mode: str, judge_label: str
+) -> tuple[int, list[Any]] | None:
+    """The newest finished review of this quiz (same content) in ``mode`` by this judge, as
+    (its id, its events), so a screen can show it instead of paying again."""
+    quiz_hash = quiz.content_hash()
+    for run in store.reviews.list_runs(limit=500):
+        same = (run.quiz_hash, run.mode, run.judge_label) == (quiz_hash, mode, judge_label)
+        if run.status == "finished" and same:
+            return run.id, review_replay(store, run, quiz)[1]
+    return None
 
 
 __all__ = [
@@ -343,6 +427,10 @@ __all__ = [
     "StoredReview",
     "load_review",
     "load_robustness",
+    "newest_review",
+    "newest_robustness",
+    "review_replay",
+    "robustness_replay",
     "load_grade",
     "compare_stored",
     "load_run",

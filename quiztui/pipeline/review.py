@@ -511,51 +511,6 @@ def _record(reviews: ReviewStore, run_id: int, event: ReviewEvent) -> None:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class StoredReview:
-    """The newest finished review of a quiz, read back from the store."""
-
-    run_id: int
-    judge_label: str
-    judge2_label: str | None
-    simulated: bool
-    max_iterations: int
-    outcomes: list[tuple[int, str, ReviewOutcome, bool]]  # as ReviewStore.outcomes gives them
-    summary: ReviewSummary | None
-
-
-def stored_review(
-    table: ReviewStore, quiz: Quiz, mode: str, judge_label: str
-) -> StoredReview | None:
-    """The newest finished review of this quiz (same content) in ``mode`` by this judge, so a
-    screen can show it instead of paying for it again; None when there is none."""
-    quiz_hash = quiz.content_hash()
-    for record in table.list_runs(limit=500):
-        same = (record.quiz_hash, record.mode, record.judge_label) == (quiz_hash, mode, judge_label)
-        if record.status != FINISHED or not same:
-            continue
-        return StoredReview(
-            record.id,
-            record.judge_label,
-            record.judge2_label,
-            record.simulated,
-            record.max_iterations,
-            table.outcomes(record.id),
-            _summary_from_dict(record.summary),
-        )
-    return None
-
-
-def _summary_from_dict(data: dict[str, Any] | None) -> ReviewSummary | None:
-    """``summary_dict`` read back (human agreement, a side figure of a CLI run, is left out)."""
-    if not data:
-        return None
-    try:
-        return ReviewSummary(**{**data, "agreement": None, "humans_source": None})
-    except TypeError:  # a summary stored by another version: the rows still show
-        return None
-
-
 def summary_dict(summary: ReviewSummary) -> dict[str, Any]:
     """The summary as plain data (reports, the store)."""
     return asdict(summary)

@@ -511,46 +511,6 @@ def summarise(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class StoredRobustness:
-    """The newest finished robustness run of a quiz, read back from the store."""
-
-    run_id: int
-    judge_label: str
-    simulated: bool
-    finished_at: float | None
-    results: list[QuestionRobustness]
-    summary: RobustnessSummary
-
-
-def stored_run(
-    table: RobustnessStore, quiz: Quiz, settings: RobustnessSettings, judge_label: str
-) -> StoredRobustness | None:
-    """The newest finished run of this quiz (same content) with these settings and this judge,
-    so a screen can show it instead of paying for it again; None when there is none."""
-    for record in table.runs(quiz.content_hash()):
-        same = (record.format, record.variants, record.judge_label) == (
-            settings.format,
-            settings.variants,
-            judge_label,
-        )
-        if record.status != FINISHED or not same:
-            continue
-        results = table.results(record.id)
-        told = record.summary or {}
-        summary = summarise(
-            results,
-            record.variants,
-            float(told.get("seconds") or 0.0),
-            retries=int(told.get("retries") or 0),
-            reasks=int(told.get("reasks") or 0),
-        )
-        return StoredRobustness(
-            record.id, record.judge_label, record.simulated, record.finished_at, results, summary
-        )
-    return None
-
-
 def _plain(value: Any) -> Any:
     if isinstance(value, float) and value != value:  # NaN is not JSON
         return None

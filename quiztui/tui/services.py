@@ -20,8 +20,7 @@ if TYPE_CHECKING:
     from quiztui.core.lint import LintReport
     from quiztui.core.quiz import Quiz
     from quiztui.pipeline.events import VetEvent
-    from quiztui.pipeline.review import StoredReview
-    from quiztui.pipeline.robustness import RobustnessSettings, StoredRobustness
+    from quiztui.pipeline.robustness import RobustnessSettings
     from quiztui.tui.screens.calibrate import StartCalibration
     from quiztui.tui.screens.decide import DecisionBook
     from quiztui.tui.screens.grade import StartGrading
@@ -56,7 +55,7 @@ class RobustnessService:
     settings: RobustnessSettings | None = None
     # The newest finished run of this quiz with these settings and judge, from the store: shown
     # when the screen opens for a paid judge, instead of paying for the same run again.
-    stored: Callable[[], StoredRobustness | None] | None = None
+    stored: Callable[[], tuple[int, list[object]] | None] | None = None  # (run id, its events)
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,7 @@ class ReviewService:
     low_score: int = 2
     # The newest finished review of this quiz by this judge in a mode, from the store: shown when
     # the screen opens for a paid judge, instead of paying for the same review again.
-    stored: Callable[[str], StoredReview | None] | None = None
+    stored: Callable[[str], tuple[int, list[object]] | None] | None = None  # (run id, events)
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,6 @@ from quiztui.pipeline.review import (
     ReviewStarted,
     ReviewSummary,
     ReviewTextReceived,
-    StoredReview,
     agreement_rows,
     converged_text,
     summary_lines,
@@ -301,7 +300,7 @@ class ReviewScreen(LiveRunScreen):
         mode: str = "feedback",
         low_score: int = 2,
         limit: int | None = None,
-        stored: Callable[[str], StoredReview | None] | None = None,
+        stored: Callable[[str], tuple[int, list[object]] | None] | None = None,
         autorun: bool = True,
         flush_interval: float = 0.1,
     ) -> None:
@@ -351,28 +350,15 @@ class ReviewScreen(LiveRunScreen):
         elif self.autorun:
             self.action_start_run()
 
-    def _show_stored(self, stored: StoredReview | None) -> None:
-        """Fill the screen from a stored review, as its events would have."""
+    def _show_stored(self, stored: tuple[int, list[object]] | None) -> None:
+        """Fill the screen from a stored review: its events, as its run sent them."""
         if stored is None:
             return
-        self.stored_run = stored.run_id
-        self.judge_labels = (stored.judge_label, stored.judge2_label)
-        self.simulated = stored.simulated
-        p = ReviewProgress(status=FINISHED, mode=self.mode, total=len(self.questions))
-        p.max_iterations, p.summary = stored.max_iterations, stored.summary
-        for _, _, outcome, rewrite in stored.outcomes:
-            record = self.records.get(outcome.question_id)
-            if record is None:
-                continue
-            record.outcome, record.rewrite = outcome, rewrite
-            record.iterations = list(outcome.iterations)
-            self._changed(record)
-            p.done += 1
-            p.unscored += not outcome.scored
-            p.converged += outcome.converged is True
-            p.not_converged += outcome.converged is False
-            p.rewrite += rewrite
-        self.progress = p
+        self.stored_run, events = stored
+        self.progress = ReviewProgress(mode=self.mode, total=len(self.questions))
+        for event in events:
+            self._apply(event)
+        self.progress.status = FINISHED
         self._header_dirty = self._pane_dirty = True
 
     @property

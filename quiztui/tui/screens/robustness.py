@@ -43,7 +43,6 @@ from quiztui.pipeline.robustness import (
     RobustnessSettings,
     RobustnessStarted,
     RobustnessSummary,
-    StoredRobustness,
 )
 from quiztui.tui.messages import FragilityMeasured
 from quiztui.tui.screens.run_screen import LiveRunScreen
@@ -236,7 +235,7 @@ class RobustnessScreen(LiveRunScreen):
         start: StartRobustness | None,
         *,
         settings: RobustnessSettings | None = None,
-        stored: Callable[[], StoredRobustness | None] | None = None,
+        stored: Callable[[], tuple[int, list[object]] | None] | None = None,
         autorun: bool = True,
         flush_interval: float = 0.1,
     ) -> None:
@@ -290,27 +289,16 @@ class RobustnessScreen(LiveRunScreen):
         elif self.autorun:
             self.action_start_run()
 
-    def _show_stored(self, stored: StoredRobustness | None) -> None:
-        """Fill the screen from a stored run, as its events would have."""
+    def _show_stored(self, stored: tuple[int, list[object]] | None) -> None:
+        """Fill the screen from a stored run: its events, as its run sent them."""
         if stored is None:
             return
-        self.stored_run = stored.run_id
-        self.judge_label, self.simulated = stored.judge_label, stored.simulated
-        p = RobustProgress(status=FINISHED, total=len(self.records), summary=stored.summary)
-        for result in stored.results:
-            record = self.records.get(result.question_id)
-            if record is None:
-                continue
-            record.result, record.forms = result, result.forms
-            record.answers = {a.form: a for a in result.answers}
-            self._dirty.add(result.question_id)
-            p.measured += 1
-            p.fragile += result.fragile
-            for answer in result.answers:
-                p.answers += answer.status == ANSWERED
-                p.missing += answer.status != ANSWERED
-                p.refused += answer.status in (REFUSED, FILTERED)
-        self.progress = p
+        self.stored_run, events = stored
+        self.progress = RobustProgress(status=RUNNING, total=len(self.records))
+        for event in events:
+            self._apply(event)
+        self.progress.status = FINISHED
+        self._dirty = set(self.records)
         self._header_dirty = True
 
     @property
