@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from quiztui.assemble.common import lint_report
-from quiztui.cli._args import COLUMNS_HELP, Parents, help_for
+from quiztui.cli._args import COLUMNS_HELP, STRICT_HELP, Parents, help_for
 from quiztui.config import Config
 from quiztui.core.lint import FAIL_ON as LINT_FAIL_ON
 from quiztui.core.quiz import Quiz
@@ -65,8 +65,7 @@ def register(sub: Any, parents: Parents) -> None:
     p.add_argument(
         "--strict",
         action="store_true",
-        help="stop at the quiz file's first bad item (exit 2) instead of skipping it"
-        " ([formats] strict = true)",
+        help=STRICT_HELP,
     )
     p.add_argument(
         "--columns",
