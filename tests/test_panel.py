@@ -111,6 +111,16 @@ def test_panel_cli_with_simulated_members(
     assert "Fleiss' κ" in text and "Panel fit: structured" in text
     assert all(j["rates"] in text for j in data["judges"])  # core/figures wording
     assert data["judges"][0]["rates"].endswith(" · panel fit (structured)")
+    # The structured fit's rates carry their 95 % intervals, in the one wording and the JSON.
+    for judge in data["judges"]:
+        for rate in ("tpr", "tnr"):
+            ci = judge[f"{rate}_ci"]
+            if ci is not None:  # a rate at its clip on 12 questions has none
+                assert ci[0] <= judge[rate] <= ci[1]
+                assert f"{rate.upper()} {judge[rate]:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]" in (
+                    judge["rates"]
+                )
+    assert any(j["tpr_ci"] is not None for j in data["judges"])
     assert "log-likelihood" in text and "NOT USABLE" not in text
     assert "questions with disagreeing verdicts" in text
     # The per-assertion fit stays available by name.

@@ -127,3 +127,61 @@ def test_bad_shapes_are_refused() -> None:
         structured_fit(np.zeros((3, 4)), [0, 0, 0], [4, 4, 4])
     with pytest.raises(ValueError, match="key among them"):
         structured_fit(np.zeros((1, 4, 2)), [4], [4])
+
+
+def test_against_the_realized_rates_the_fit_is_within_003_in_every_one_of_50_seeds() -> None:
+    # T2 with the world's sampling noise taken out: the rates each judge actually had on its
+    # 300 questions (what knowing the truth measures) against the fit's, all six, 50 seeds.
+    worst = 0.0
+    for seed in range(50):
+        verdicts, keys, truth = simulated(300, seed=seed)
+        fit = structured_fit(verdicts, keys.tolist(), [4] * 300)
+        t = truth[:, :, None]
+        real_tpr = (verdicts * t).sum((0, 1)) / t.sum()
+        real_tnr = ((1 - verdicts) * ~t).sum((0, 1)) / (~t).sum()
+        worst = max(worst, float(np.max(np.abs(np.r_[fit.tpr - real_tpr, fit.tnr - real_tnr]))))
+    assert worst <= 0.03
+
+
+def test_the_95_percent_intervals_cover_the_generating_rates() -> None:
+    # 40 seeds × 6 rates: a 95 % interval should miss about 12 of 240; 24 misses (90 %) would
+    # be 3.5 standard deviations out. Each interval holds its point and lies inside (0, 1).
+    covered = total = 0
+    want = np.array(JUDGES)
+    for seed in range(40):
+        verdicts, keys, _ = simulated(300, seed=seed)
+        fit = structured_fit(verdicts, keys.tolist(), [4] * 300)
+        for ci, point, column in ((fit.tpr_ci, fit.tpr, 0), (fit.tnr_ci, fit.tnr, 1)):
+            assert np.all((0 < ci[:, 0]) & (ci[:, 0] < point) & (point < ci[:, 1]))
+            assert np.all(ci[:, 1] < 1)
+            covered += int(np.sum((ci[:, 0] <= want[:, column]) & (want[:, column] <= ci[:, 1])))
+            total += len(want)
+    assert covered / total >= 0.90
+
+
+def test_intervals_narrow_with_more_questions_and_carry_the_latent_uncertainty() -> None:
+    verdicts, keys, truth = simulated(300, seed=5)
+    small = structured_fit(verdicts, keys.tolist(), [4] * 300)
+    verdicts4, keys4, _ = simulated(1200, seed=5)
+    large = structured_fit(verdicts4, keys4.tolist(), [4] * 1200)
+    width = small.tpr_ci[:, 1] - small.tpr_ci[:, 0]
+    assert np.all(large.tpr_ci[:, 1] - large.tpr_ci[:, 0] < 0.7 * width)  # ~1/2 for 4× the data
+    # Not knowing which option is right costs precision: each TPR interval is at least as wide
+    # as the Wald interval of the truth-known count over the same 300 true options.
+    known = np.sqrt(small.tpr * (1 - small.tpr) / 300) * 2 * 1.96
+    assert np.all(width >= 0.95 * known)
+
+
+def test_a_rate_at_its_clip_gets_a_one_sided_interval_and_the_others_keep_theirs() -> None:
+    verdicts, keys, truth = simulated(300, seed=2)
+    verdicts[:, :, 0] = truth  # judge 1 is never wrong: its rates sit at the clip
+    fit = structured_fit(verdicts, keys.tolist(), [4] * 300)
+    tpr_ci, tnr_ci = fit.interval(0)
+    # No curvature at the boundary: the Wilson interval of its ~300 / ~900 right calls instead,
+    # one-sided at 1 and never the bare point.
+    assert tpr_ci is not None and 0.97 < tpr_ci[0] < 1.0 and tpr_ci[1] == pytest.approx(1.0)
+    assert tnr_ci is not None and 0.99 < tnr_ci[0] < 1.0 and tnr_ci[1] == pytest.approx(1.0)
+    for judge in (1, 2):
+        tpr_ci, tnr_ci = fit.interval(judge)
+        assert tpr_ci is not None and tpr_ci[0] < fit.tpr[judge] < tpr_ci[1]
+        assert tnr_ci is not None and tnr_ci[0] < fit.tnr[judge] < tnr_ci[1]

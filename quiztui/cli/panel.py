@@ -166,7 +166,9 @@ def panel_rates(estimate: Any, model: str) -> str:
     """A judge's fitted rates in the words every face uses (core/figures.judge_rates_text)."""
     from quiztui.core.figures import PANEL_FIT, judge_rates_text
 
-    return judge_rates_text(estimate.tpr, estimate.tnr, None, None, f"{PANEL_FIT} ({model})")
+    return judge_rates_text(
+        estimate.tpr, estimate.tnr, estimate.tpr_ci, estimate.tnr_ci, f"{PANEL_FIT} ({model})"
+    )
 
 
 def _md_table(rows: list[dict[str, str]]) -> str:
@@ -196,6 +198,8 @@ def panel_dict(summary: Any) -> dict[str, Any]:
                 "run_id": e.run_id,
                 "tpr": e.tpr,
                 "tnr": e.tnr,
+                "tpr_ci": None if e.tpr_ci is None else list(e.tpr_ci),
+                "tnr_ci": None if e.tnr_ci is None else list(e.tnr_ci),
                 "rates": panel_rates(e, summary.model),
                 "judged": e.judged,
                 "said_true": e.said_true,

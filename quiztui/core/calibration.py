@@ -24,8 +24,9 @@ IntervalMethod = Literal["wilson", "beta"]
 JudgeMode = Literal["assertion", "question"]
 
 
-def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion; (0, 1) when n = 0."""
+def wilson_interval(successes: float, n: float, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion; (0, 1) when n = 0. Counts may be
+    expected (weighted) counts, as the panel fit's are."""
     if n <= 0:
         return (0.0, 1.0)
     if not 0 <= successes <= n:

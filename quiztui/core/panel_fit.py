@@ -40,6 +40,10 @@ class StructuredFit:
     key_right: float  # κ: P(the key is the correct option)
     none_share: float  # ρ: P(no option is correct)
     posterior: npt.NDArray[np.float64]  # questions × (options + 1): P(c = i); last column: none
+    # 95 % intervals per judge (judges × 2), from the observed information (a rate at its clip:
+    # Wilson on the expected counts; NaN: no verdicts; see :meth:`_Data.intervals`)
+    tpr_ci: npt.NDArray[np.float64]
+    tnr_ci: npt.NDArray[np.float64]
     log_likelihood: float
     iterations: int
     converged: bool
@@ -49,6 +53,14 @@ class StructuredFit:
     def usable(self) -> bool:
         """Fit to be offered as a judge profile: converged, no label switching, identified."""
         return not self.problems
+
+    def interval(self, judge: int) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+        """Judge ``judge``'s (TPR interval, TNR interval); None where there is none."""
+
+        def one(row: npt.NDArray[np.float64]) -> tuple[float, float] | None:
+            return None if np.any(np.isnan(row)) else (float(row[0]), float(row[1]))
+
+        return one(self.tpr_ci[judge]), one(self.tnr_ci[judge])
 
 
 def verdict_array(
@@ -92,13 +104,7 @@ def structured_fit(
         raise ValueError("one key and one option count per question")
     if np.any(counts < 2) or np.any(counts > width) or np.any((key < 0) | (key >= counts)):
         raise ValueError("every question needs 2..options options and a key among them")
-    valid = np.arange(width)[None, :] < counts[:, None]  # q × i
-    observed = ~np.isnan(v) & valid[:, :, None]
-    said = np.where(observed, v, 0.0)
-    said_false = np.where(observed, 1.0 - v, 0.0)
-    is_key = np.zeros((nq, width), dtype=bool)
-    is_key[np.arange(nq), key] = True
-
+    data = _Data(v, key, counts)
     tpr = np.full(nj, init)
     tnr = np.full(nj, init)
     kappa, rho = init, (0.05 if allow_none else 0.0)
@@ -108,32 +114,13 @@ def structured_fit(
     iterations = 0
     post = np.zeros((nq, width + 1))
     for iterations in range(1, max_iter + 1):  # noqa: B007 - the count is reported
-        lt, lf = np.log(tpr), np.log(1.0 - tpr)  # said true / false of the true option
-        nt, nf = np.log(1.0 - tnr), np.log(tnr)  # said true / false of a false option
-        # Every option false ("none"), then the change when option i is the true one.
-        base = np.einsum("qij,j->q", said, nt) + np.einsum("qij,j->q", said_false, nf)
-        delta = np.einsum("qij,j->qi", said, lt - nt) + np.einsum("qij,j->qi", said_false, lf - nf)
-        other = (1.0 - kappa - rho) / np.maximum(counts - 1, 1)
-        with np.errstate(divide="ignore"):
-            log_prior = np.where(is_key, np.log(kappa), np.log(np.maximum(other, 0.0))[:, None])
-            log_none = np.log(rho) if rho > 0 else -np.inf
-        scores = np.where(valid, base[:, None] + delta + log_prior, -np.inf)
-        full = np.concatenate([scores, base[:, None] + log_none], axis=1)
-        top = np.max(full, axis=1, keepdims=True)
-        weights = np.exp(full - top)
-        total = weights.sum(axis=1, keepdims=True)
-        post = weights / total
-        loglik = float(np.sum(np.log(total[:, 0]) + top[:, 0]))
+        post, loglik = data.e_step(tpr, tnr, kappa, rho)
         if abs(loglik - previous) < tol * max(1.0, abs(loglik)):
             converged = True
             break
         previous = loglik
-        true_w = post[:, :width, None]  # P(option i is the true one)
-        tpr = _ratio(np.sum(true_w * said, axis=(0, 1)), np.sum(true_w * observed, axis=(0, 1)))
-        false_w = (1.0 - post[:, :width])[:, :, None] * valid[:, :, None]
-        tnr = _ratio(
-            np.sum(false_w * said_false, axis=(0, 1)), np.sum(false_w * observed, axis=(0, 1))
-        )
+        said_true, positives, said_false_n, negatives = data.expected_counts(post)
+        tpr, tnr = _ratio(said_true, positives), _ratio(said_false_n, negatives)
         kappa = float(np.clip(np.mean(post[np.arange(nq), key]), _CLIP, 1.0 - _CLIP))
         rho = float(np.clip(np.mean(post[:, width]), _CLIP, 1.0 - kappa)) if allow_none else 0.0
     problems = []
@@ -151,9 +138,12 @@ def structured_fit(
                 f"label switching: judge {j + 1} fitted worse than chance"
                 f" (TPR {tpr[j]:.2f} + TNR {tnr[j]:.2f} < 1)"
             )
+    tpr_ci, tnr_ci = data.intervals(tpr, tnr, kappa, rho, post)
     return StructuredFit(
         tpr=tpr,
         tnr=tnr,
+        tpr_ci=tpr_ci,
+        tnr_ci=tnr_ci,
         key_right=kappa,
         none_share=rho,
         posterior=post,
@@ -162,6 +152,139 @@ def structured_fit(
         converged=converged,
         problems=tuple(problems),
     )
+
+
+class _Data:
+    """The verdicts in the shapes the E-step and the intervals work on."""
+
+    def __init__(
+        self,
+        v: npt.NDArray[np.float64],
+        key: npt.NDArray[np.int64],
+        counts: npt.NDArray[np.int64],
+    ) -> None:
+        nq, width, _ = v.shape
+        self.width = width
+        self.counts = counts
+        self.valid = np.arange(width)[None, :] < counts[:, None]  # q × i
+        self.observed = ~np.isnan(v) & self.valid[:, :, None]
+        self.said = np.where(self.observed, v, 0.0)
+        self.said_false = np.where(self.observed, 1.0 - v, 0.0)
+        self.is_key = np.zeros((nq, width), dtype=bool)
+        self.is_key[np.arange(nq), key] = True
+
+    def e_step(
+        self,
+        tpr: npt.NDArray[np.float64],
+        tnr: npt.NDArray[np.float64],
+        kappa: float,
+        rho: float,
+    ) -> tuple[npt.NDArray[np.float64], float]:
+        """Each question's posterior over its correct option (last column: none), and the
+        marginal log-likelihood of all the verdicts."""
+        lt, lf = np.log(tpr), np.log(1.0 - tpr)  # said true / false of the true option
+        nt, nf = np.log(1.0 - tnr), np.log(tnr)  # said true / false of a false option
+        said, said_false = self.said, self.said_false
+        # Every option false ("none"), then the change when option i is the true one.
+        base = np.einsum("qij,j->q", said, nt) + np.einsum("qij,j->q", said_false, nf)
+        delta = np.einsum("qij,j->qi", said, lt - nt) + np.einsum("qij,j->qi", said_false, lf - nf)
+        other = (1.0 - kappa - rho) / np.maximum(self.counts - 1, 1)
+        with np.errstate(divide="ignore"):
+            log_prior = np.where(
+                self.is_key, np.log(kappa), np.log(np.maximum(other, 0.0))[:, None]
+            )
+            log_none = np.log(rho) if rho > 0 else -np.inf
+        scores = np.where(self.valid, base[:, None] + delta + log_prior, -np.inf)
+        full = np.concatenate([scores, base[:, None] + log_none], axis=1)
+        top = np.max(full, axis=1, keepdims=True)
+        weights = np.exp(full - top)
+        total = weights.sum(axis=1, keepdims=True)
+        return weights / total, float(np.sum(np.log(total[:, 0]) + top[:, 0]))
+
+    def expected_counts(self, post: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], ...]:
+        """Per judge, under the posterior ``post``: the expected number of true options it
+        called true, of true options it judged, of false options it called false, and of false
+        options it judged (the M-step's sums)."""
+        true_w = post[:, : self.width, None]  # P(option i is the true one)
+        false_w = (1.0 - post[:, : self.width])[:, :, None] * self.valid[:, :, None]
+        return (
+            np.sum(true_w * self.said, axis=(0, 1)),
+            np.sum(true_w * self.observed, axis=(0, 1)),
+            np.sum(false_w * self.said_false, axis=(0, 1)),
+            np.sum(false_w * self.observed, axis=(0, 1)),
+        )
+
+    def intervals(
+        self,
+        tpr: npt.NDArray[np.float64],
+        tnr: npt.NDArray[np.float64],
+        kappa: float,
+        rho: float,
+        post: npt.NDArray[np.float64],
+        z: float = 1.959963984540054,
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """95 % intervals of every judge's TPR and TNR from the observed information.
+
+        The marginal log-likelihood (the correct option summed out, so the intervals carry the
+        uncertainty of not knowing it) is differentiated twice, by central differences, in the
+        logits of the 2 × judges rates with κ and ρ held at their fit; the inverse of the
+        negative Hessian gives the covariance, and logit ± z·SE is mapped back, so an interval
+        stays inside (0, 1). Where the likelihood is not curved (a rate at its clip, a judge
+        with no information) that rate is held and gets the Wilson interval of its expected
+        counts under ``post`` instead: one-sided at 0 or 1, and without the latent uncertainty. ``bench/panel_recovery.py`` measures their
+        coverage on simulated panels.
+        """
+        nj = len(tpr)
+        x0 = np.concatenate([_logit(tpr), _logit(tnr)])
+        out = np.full(2 * nj, np.nan), np.full(2 * nj, np.nan)
+        free = np.flatnonzero(np.isfinite(x0) & (np.abs(x0) <= _LOGIT_EDGE))
+
+        def loglik(x: npt.NDArray[np.float64]) -> float:
+            return self.e_step(_expit(x[:nj]), _expit(x[nj:]), kappa, rho)[1]
+
+        n, h = len(free), 1e-3
+        step = np.zeros((n, 2 * nj))
+        step[np.arange(n), free] = h
+        hessian = np.empty((n, n))
+        for a in range(n):
+            for b in range(a, n):
+                hessian[a, b] = hessian[b, a] = (
+                    loglik(x0 + step[a] + step[b])
+                    - loglik(x0 + step[a] - step[b])
+                    - loglik(x0 - step[a] + step[b])
+                    + loglik(x0 - step[a] - step[b])
+                ) / (4 * h * h)
+        try:
+            variance = np.diag(np.linalg.inv(-hessian)) if n else np.zeros(0)
+        except np.linalg.LinAlgError:
+            variance = np.full(n, np.nan)
+        ok = np.isfinite(variance) & (variance > 0)
+        se = np.sqrt(np.where(ok, variance, 1.0))
+        at = free[ok]
+        out[0][at] = _expit(x0[at] - z * se[ok])
+        out[1][at] = _expit(x0[at] + z * se[ok])
+        if len(at) < 2 * nj:
+            from quiztui.core.calibration import wilson_interval
+
+            said_true, positives, said_false, negatives = self.expected_counts(post)
+            counts = ((said_true, positives), (said_false, negatives))
+            for i in sorted(set(range(2 * nj)) - set(at.tolist())):
+                hits, seen = counts[i // nj][0][i % nj], counts[i // nj][1][i % nj]
+                if seen > 0:
+                    out[0][i], out[1][i] = wilson_interval(float(min(hits, seen)), float(seen))
+        bounds = np.stack(out, axis=1)
+        return bounds[:nj], bounds[nj:]
+
+
+_LOGIT_EDGE = 9.0  # |logit| past this (a rate within ~1e-4 of 0 or 1): held, Wilson instead
+
+
+def _logit(p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    return np.asarray(np.log(p) - np.log1p(-p), dtype=np.float64)
+
+
+def _expit(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    return np.asarray(1.0 / (1.0 + np.exp(-x)), dtype=np.float64)
 
 
 def _ratio(num: npt.NDArray[np.float64], den: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

@@ -60,6 +60,10 @@ class JudgeEstimate:
     tnr: float
     judged: int
     said_true: int
+    # 95 % intervals of the structured fit (observed information); None for Dawid–Skene or
+    # where the likelihood gives none
+    tpr_ci: tuple[float, float] | None = None
+    tnr_ci: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +203,8 @@ def aggregate(
             tnr=float(tnrs[j]),
             judged=int(np.sum(~np.isnan(labels[:, j]))),
             said_true=int(np.nansum(labels[:, j])),
+            tpr_ci=None if fit is None else fit.interval(j)[0],
+            tnr_ci=None if fit is None else fit.interval(j)[1],
         )
         for j, run in enumerate(runs)
     )
