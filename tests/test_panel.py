@@ -117,8 +117,9 @@ def test_panel_cli_with_simulated_members(
             ci = judge[f"{rate}_ci"]
             if ci is not None:  # a rate at its clip on 12 questions has none
                 assert ci[0] <= judge[rate] <= ci[1]
-                assert f"{rate.upper()} {judge[rate]:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]" in (
-                    judge["rates"]
+                assert (
+                    f"{rate.upper()} {judge[rate]:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"
+                    in (judge["rates"])
                 )
     assert any(j["tpr_ci"] is not None for j in data["judges"])
     assert "log-likelihood" in text and "NOT USABLE" not in text
@@ -192,3 +193,60 @@ def test_panel_cli_errors(
     assert main(["panel", str(quiz), *args]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def _panel_on_a_terminal(tmp_path: Path, extra_env: dict[str, str]) -> str:
+    """``quiztui panel`` with its stdout on a pseudo-terminal, as a user at a terminal sees it."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    quiz = REPO / "sample_quizzes" / "planted_errors.json"
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env |= {
+        "QUIZTUI_DATA_DIR": str(tmp_path / "data"),
+        "QUIZTUI_CONFIG_DIR": str(tmp_path / "config"),
+        "QUIZTUI_LOG_DIR": str(tmp_path / "log"),
+        **extra_env,
+    }
+    leader, follower = pty.openpty()
+    members = [
+        "--member",
+        "simulated:tpr=1,tnr=0,seed=1",
+        "--member",
+        "simulated:tpr=1,tnr=0,seed=2",
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "quiztui", "panel", str(quiz), *members],
+        stdout=follower,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    assert proc.wait(timeout=120) == 0
+    os.close(leader)
+    return b"".join(chunks).decode("utf-8")
+
+
+def test_a_panel_fit_that_is_not_usable_says_so_in_red_on_a_terminal(tmp_path: Path) -> None:
+    # Two judges who call everything true carry no information: the fit must not be offered.
+    out = _panel_on_a_terminal(tmp_path, {})
+    lines = out.replace("\r\n", "\n").splitlines()
+    alerts = [line for line in lines if "NOT USABLE" in line or "uncalibrated rates" in line]
+    assert len(alerts) == 3
+    assert all(line.startswith("\x1b[31m") and line.endswith("\x1b[0m") for line in alerts)
+    assert "undefined (the verdicts do not vary)" in out  # κ with no variation, not "nan"
+    # The only escapes are those colour codes; NO_COLOR keeps the words and drops the colour.
+    assert out.count("\x1b") == 6
+    plain = _panel_on_a_terminal(tmp_path, {"NO_COLOR": "1"})
+    assert "\x1b" not in plain and plain.count("NOT USABLE") == 2

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,10 @@ def panel_configs(config: Config, args: argparse.Namespace) -> list[Config]:
     return out
 
 
+# the lines of a panel report that say its fit is not to be used: red on a terminal
+PANEL_ALERTS = ("NOT USABLE", "The posteriors below use the uncalibrated rates")
+
+
 def panel_text(summary: Any, fmt: str) -> str:
     """The panel report: judges, agreement, disagreements (text, Markdown or JSON)."""
     from quiztui.report.writers import md_cell
@@ -124,12 +129,12 @@ def panel_text(summary: Any, fmt: str) -> str:
             + ("" if summary.em_converged else " (NOT converged)")
         )
     for problem in summary.problems:
-        out.append(f"NOT USABLE as a judge profile: {problem}")
+        out.append(f"{PANEL_ALERTS[0]} as a judge profile: {problem}")
     if summary.problems:
-        out.append("The posteriors below use the uncalibrated rates, not this fit's.")
+        out.append(f"{PANEL_ALERTS[1]}, not this fit's.")
     out.append(
-        f"Fleiss' κ {summary.fleiss:.3f}; Cohen's κ: "
-        + ", ".join(f"{a + 1}–{b + 1} {k:.3f}" for a, b, k in summary.cohen)
+        f"Fleiss' κ {_kappa(summary.fleiss)}; Cohen's κ: "
+        + ", ".join(f"{a + 1}–{b + 1} {_kappa(k)}" for a, b, k in summary.cohen)
     )
     out.append("")
     out.append(_md_table(judges) if md else text_table(judges))
@@ -160,6 +165,11 @@ def panel_text(summary: Any, fmt: str) -> str:
         out.append("")
         out.append(_md_table(rows) if md else text_table(rows))
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _kappa(value: float) -> str:
+    """κ, or why there is none: with no variation in the verdicts chance agreement is 1."""
+    return "undefined (the verdicts do not vary)" if math.isnan(value) else f"{value:.3f}"
 
 
 def panel_rates(estimate: Any, model: str) -> str:
@@ -252,10 +262,7 @@ def cmd_panel(config: Config, args: argparse.Namespace) -> int:
     quiz = load_input(config, args)
     with Store(config.db_path()) as store:
         summary = asyncio.run(_run_panel(configs, quiz, store, args.fit))
-    report = panel_text(summary, args.format)
-    if args.output:
-        args.output.write_text(report, encoding="utf-8")
-        print(f"quiztui: panel report written to {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(report)
+    from quiztui.report.writers import write_report
+
+    write_report(panel_text(summary, args.format), args.output, alerts=PANEL_ALERTS)
     return 0

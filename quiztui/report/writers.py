@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -288,17 +289,32 @@ def spreadsheet_safe(text: str) -> str:
 
 
 def write_report(
-    text: str, output: Path | None, *, fmt: str | None = None, raw_csv: bool = False
+    text: str,
+    output: Path | None,
+    *,
+    fmt: str | None = None,
+    raw_csv: bool = False,
+    alerts: tuple[str, ...] = (),
 ) -> None:
     """A report to stdout, or to ``output`` with a note on stderr; a write error names the file.
 
     The text is made terminal-safe here too, whichever writer made it (lint, grade, review, …),
-    and a CSV (``fmt="csv"``) spreadsheet-safe unless ``raw_csv``.
+    and a CSV (``fmt="csv"``) spreadsheet-safe unless ``raw_csv``. Lines that start with one of
+    ``alerts`` are printed in red on a terminal (not under ``NO_COLOR``; the words say it too).
     """
     if fmt == "csv" and not raw_csv:
         text = spreadsheet_safe(text)
     text = terminal_safe(text)
     if output is None:
+        if alerts and sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+            # the text is terminal-safe already: only these colour codes go to the terminal
+            # beneath the CLI's safe stdout (core/terminal.terminal_stream)
+            red = "".join(
+                f"\x1b[31m{line.rstrip(chr(10))}\x1b[0m\n" if line.startswith(alerts) else line
+                for line in text.splitlines(keepends=True)
+            )
+            getattr(sys.stdout, "unfiltered", sys.stdout).write(red)
+            return
         sys.stdout.write(text)
         return
     try:
