@@ -97,18 +97,47 @@ def comparison_table(result: BenchmarkResult) -> Table:
     return table
 
 
-def kfold_table(scored: KFoldScored) -> Table:
-    """``kfold_rows`` as a table: baselines dim, the best held-out model bold."""
+# The k-fold table's columns in the order they give way when the screen is too narrow for all
+# of them (each cell carries its interval, so a column is ~20 cells wide): the model's name,
+# its held-out AAD and bracket accuracy always stay.
+KFOLD_DROP_ORDER = ("Spearman ρ", "n", "RMSE", "Pearson r")
+
+
+def kfold_table(scored: KFoldScored, width: int | None = None) -> Table:
+    """``kfold_rows`` as a table: baselines dim, the best held-out model bold. With ``width``
+    (the cells the table may use) the columns of ``KFOLD_DROP_ORDER`` give way, in that order,
+    until it fits, and the caption names what was left out — the model column is never squeezed
+    away."""
     rows = kfold_rows(scored.result, scored.scale)
-    best = scored.result.best().name
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, expand=False)
+    best = scored.result.best()
     heads = list(rows[0])
-    table.add_column(Text(heads[0]), overflow="fold", min_width=18)
-    for head in heads[1:]:
+
+    def need(columns: list[str]) -> int:  # cells, with SIMPLE_HEAD's padding between columns
+        return sum(max(len(h), *(len(r[h]) for r in rows)) for h in columns) + 2 * (
+            len(columns) - 1
+        )
+
+    shown = list(heads)
+    if width is not None:
+        for name in KFOLD_DROP_ORDER:
+            if need(shown) <= width:
+                break
+            shown = [h for h in shown if not h.startswith(name)]
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, expand=False)
+    table.add_column(Text(shown[0]), overflow="fold", min_width=18)
+    for head in shown[1:]:
         table.add_column(Text(head), justify="right", no_wrap=True)
     for row, fold_row in zip(rows, scored.result.rows, strict=True):
-        style = "bold" if fold_row.name == best else ("dim" if fold_row.baseline else "")
-        table.add_row(*(Text(row[h], style=style) for h in heads))
+        style = "bold" if fold_row.name == best.name else ("dim" if fold_row.baseline else "")
+        table.add_row(*(Text(row[h], style=style) for h in shown))
+    hidden = [h for h in heads if h not in shown]
+    if hidden:
+        table.caption = Text(
+            f"not shown at this width: {', '.join(hidden)} (widen the terminal, or"
+            " quiztui grade … --fit kfold --format md)",
+            style="dim",
+        )
+        table.caption_justify = "left"
     return table
 
 
@@ -345,7 +374,7 @@ class BenchmarkScreen(LiveRunScreen):
         self._result_shown = scored
         r = scored.result
         best = r.best()
-        self.query_one("#bench-comparison", Static).update(kfold_table(scored))
+        self._show_kfold_table(scored)
         self.query_one("#bench-confusion-title", Static).update(
             Text(f"bracket confusion, {best.name}, held out", style="bold", end="")
         )
@@ -367,6 +396,15 @@ class BenchmarkScreen(LiveRunScreen):
         self.query_one("#bench-calibration", Static).update(note)
         self.query_one("#bench-plot", Chart).show(scatter_spec(scored))
         self.query_one("#bench-results").display = True
+
+    def _show_kfold_table(self, scored: KFoldScored) -> None:
+        widget = self.query_one("#bench-comparison", Static)
+        width = widget.content_region.width or self.size.width - 2
+        widget.update(kfold_table(scored, width))
+
+    def on_resize(self) -> None:
+        if isinstance(self._result_shown, KFoldScored):
+            self._show_kfold_table(self._result_shown)
 
     def _show_error(self, message: str) -> None:
         error = self.query_one("#bench-error", Static)
