@@ -133,7 +133,8 @@ def test_the_saved_calibration_grades_unmarked_answers(
     assert saved.is_file() and saved.parent.name == "calibrations"
     cal = json.loads(saved.read_text(encoding="utf-8"))
     assert cal["model"] == body["best"] and cal["scale"] == [0, 10]
-    assert len(saved.stem) == 16 and cal["sha256"].startswith(saved.stem)
+    # Saved under the marked file's stem, with the file's digest inside.
+    assert saved.name == "marks.json" and cal["name"] == "marks" and len(cal["sha256"]) == 64
     answers = tmp_path / "unmarked.jsonl"
     answers.write_text(
         json.dumps(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quiztui.assemble.common import prompt_dir
@@ -96,6 +97,13 @@ async def _run_events(
             await provider.aclose()
 
 
+def calibrations_dir() -> Path:
+    """Where ``--fit kfold`` saves calibrations and ``--calibration NAME`` finds them."""
+    from quiztui.locations import data_dir
+
+    return data_dir() / "calibrations"
+
+
 async def kfold_events(
     config: Config,
     store: Store,
@@ -104,11 +112,12 @@ async def kfold_events(
     *,
     folds: int,
     seed: int,
+    save_name: str | None = None,
 ) -> AsyncIterator[Any]:
     """``--benchmark FILE --fit kfold``: the graders fitted on the user's marks, judged on held-out
-    folds; the calibration is saved under the data dir's ``calibrations/``."""
+    folds; the calibration is saved under the data dir's ``calibrations/`` as ``save_name``
+    (default: the marked file's stem)."""
     from quiztui.core.grading import LLM_GRADERS
-    from quiztui.locations import data_dir
     from quiztui.pipeline.grade_fit import KFoldRun
 
     llm = next((g for g in graders if g in LLM_GRADERS), None)
@@ -123,7 +132,8 @@ async def kfold_events(
             prompt_dir=prompt_dir(),
             folds=folds,
             seed=seed,
-            save_dir=data_dir() / "calibrations",
+            save_dir=calibrations_dir(),
+            save_name=save_name,
         )
         async for event in run.events():
             yield event

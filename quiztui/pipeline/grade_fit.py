@@ -12,6 +12,7 @@ asked or encoded twice. The models refitted on all the marks are saved as a cali
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
@@ -105,6 +106,7 @@ class KFoldRun:
         folds: int = 5,
         seed: int = 0,
         save_dir: Path | None = None,
+        save_name: str | None = None,
     ) -> None:
         self.marked = marked
         self.graders = list(dict.fromkeys(graders))
@@ -115,6 +117,7 @@ class KFoldRun:
         self.k = folds
         self.seed = seed
         self.save_dir = save_dir
+        self.save_name = save_name  # None: the marked file's stem (default_calibration_name)
         n = len(marked.items)
         if marked.folds:
             self.folds = fold_ids(n, folds, seed, [marked.folds[it.id] for it in marked.items])
@@ -176,7 +179,9 @@ class KFoldRun:
             raise QuiztuiError(f"{self.marked.path}: {exc}") from None
         path = None
         if self.save_dir is not None:
-            path = save_calibration(self.save_dir, self.marked, result, self.similarity)
+            path = save_calibration(
+                self.save_dir, self.marked, result, self.similarity, self.save_name
+            )
         yield KFoldScored(result, self.marked.scale, path)
 
 
@@ -187,18 +192,44 @@ def _fields(settings: GradeSettings) -> dict[str, Any]:
 # --- the saved calibration ----------------------------------------------------------------------
 
 
-def calibration_path(save_dir: Path, digest: str) -> Path:
-    return save_dir / f"{digest[:16]}.json"
+# A calibration's name: letters, digits and - _ . (not starting with a dot); "none" is the
+# word that turns calibration off.
+_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
+NO_CALIBRATION = "none"
+NAME_RULE = "letters, digits and - _ . (not starting with a dot), at most 64"
+
+
+def valid_calibration_name(name: str) -> bool:
+    return _NAME.fullmatch(name) is not None and name.lower() != NO_CALIBRATION
+
+
+def default_calibration_name(marked: MarkedFile) -> str:
+    """The marked file's stem (a built-in benchmark's name), made a valid name."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(marked.path).stem).lstrip(".")[:64]
+    return stem if valid_calibration_name(stem) else "marks"
+
+
+def calibration_path(save_dir: Path, name: str) -> Path:
+    return save_dir / f"{name}.json"
 
 
 def save_calibration(
-    save_dir: Path, marked: MarkedFile, result: KFoldResult, similarity: str
+    save_dir: Path,
+    marked: MarkedFile,
+    result: KFoldResult,
+    similarity: str,
+    name: str | None = None,
 ) -> Path:
     """The models refitted on all the marks, the chosen one (best held-out bracket accuracy),
-    and the marked answers the neighbours model looks up."""
+    and the marked answers the neighbours model looks up, saved as ``save_dir/NAME.json``
+    (default name: the marked file's stem); a calibration of that name is replaced."""
+    name = default_calibration_name(marked) if name is None else name
+    if not valid_calibration_name(name):
+        raise QuiztuiError(f"calibration name {name!r}: use {NAME_RULE}")
     best = result.best()
     body = {
         "format": CALIBRATION_FORMAT,
+        "name": name,
         "benchmark": marked.path,
         "sha256": marked.digest,
         "created_at": time.time(),
@@ -210,7 +241,9 @@ def save_calibration(
             "k": result.k,
             "aad": best.agreement.aad,
             "bracket_accuracy": best.agreement.bracket_accuracy,
+            "pearson": best.agreement.pearson,
         },
+        "n_marks": len(marked.items),
         "models": [m.to_dict() for m in result.final],
         "marked": [
             {"key": group_key(it), "candidate": it.candidate, "score": it.human}
@@ -218,8 +251,8 @@ def save_calibration(
         ],
     }
     save_dir.mkdir(parents=True, exist_ok=True)
-    path = calibration_path(save_dir, marked.digest)
-    tmp = path.with_suffix(".tmp")
+    path = calibration_path(save_dir, name)
+    tmp = path.with_name(f"{name}.json.tmp")
     tmp.write_text(json.dumps(body), encoding="utf-8")
     tmp.replace(path)
     return path
@@ -237,10 +270,18 @@ class Calibration:
     marked_keys: tuple[str, ...]
     marked_candidates: tuple[str, ...]
     marked_scores: tuple[float, ...]
+    name: str = ""  # the saved name (an old digest-named file: its stem)
 
     @property
     def grader(self) -> str:
         return self.graders[0]
+
+    @property
+    def label(self) -> str:
+        """What every face says was applied: name, grader, model and scale."""
+        return (
+            f"calibration {self.name} (grader {self.grader}, {self.model.name}, scale {self.scale})"
+        )
 
     def apply(
         self, items: Sequence[GradeItem], raw: Sequence[float | None], embedder: Any = None
@@ -297,6 +338,89 @@ def load_calibration(path: Path) -> Calibration:
             marked_keys=tuple(str(m["key"]) for m in body["marked"]),
             marked_candidates=tuple(str(m["candidate"]) for m in body["marked"]),
             marked_scores=tuple(float(m["score"]) for m in body["marked"]),
+            name=str(body.get("name") or path.stem),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise QuiztuiError(f"{shown}: not a calibration file ({exc!r})") from None
+
+
+@dataclass(frozen=True, slots=True)
+class SavedCalibration:
+    """One saved calibration as the listing shows it (read from its JSON, not fitted again)."""
+
+    name: str
+    path: Path
+    graders: tuple[str, ...] = ()
+    model: str = ""
+    scale: Scale = Scale()
+    n_marks: int = 0
+    fitted_at: float | None = None
+    held_out: dict[str, Any] | None = None
+    problem: str | None = None  # why the file could not be read
+
+    @property
+    def fitted_date(self) -> str:
+        if self.fitted_at is None:
+            return "—"
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(self.fitted_at))
+
+    @property
+    def held_out_text(self) -> str:
+        """The held-out figures the fit reported: bracket accuracy and AAD on the file's scale."""
+        h = self.held_out or {}
+        parts = []
+        if isinstance(h.get("bracket_accuracy"), int | float):
+            parts.append(f"brackets {100 * h['bracket_accuracy']:.1f} %")
+        if isinstance(h.get("aad"), int | float):
+            parts.append(f"AAD {h['aad'] * self.scale.span / 5:.2f}")
+        if isinstance(h.get("k"), int):
+            parts.append(f"{h['k']} folds")
+        return " · ".join(parts) or "—"
+
+
+def saved_calibrations(save_dir: Path) -> list[SavedCalibration]:
+    """Every ``*.json`` in the calibrations folder, by name; an unreadable one says why."""
+    if not save_dir.is_dir():
+        return []
+    out = []
+    for path in sorted(save_dir.glob("*.json")):
+        try:
+            body = json.loads(path.read_text(encoding="utf-8"))
+            lo, hi = body["scale"]
+            fitted = body.get("created_at")
+            out.append(
+                SavedCalibration(
+                    name=path.stem,
+                    path=path,
+                    graders=tuple(str(g) for g in body["graders"]),
+                    model=str(body["model"]),
+                    scale=Scale(float(lo), float(hi)),
+                    n_marks=int(body.get("n_marks", len(body["marked"]))),
+                    fitted_at=float(fitted) if isinstance(fitted, int | float) else None,
+                    held_out=body.get("held_out")
+                    if isinstance(body.get("held_out"), dict)
+                    else None,
+                )
+            )
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+            out.append(SavedCalibration(name=path.stem, path=path, problem=str(exc)))
+    return out
+
+
+def find_calibration(value: str, save_dir: Path, what: str = "--calibration") -> Calibration:
+    """``value`` as an existing file first, then as a saved calibration's name; anything else is
+    an error naming the value and the saved names."""
+    path = Path(value).expanduser()
+    if path.is_file():
+        return load_calibration(path)
+    if valid_calibration_name(value):
+        named = calibration_path(save_dir, value)
+        if named.is_file():
+            return load_calibration(named)
+    names = [c.name for c in saved_calibrations(save_dir)]
+    saved = (
+        f"saved: {', '.join(names)}"
+        if names
+        else "none saved yet; fit one with quiztui grade --benchmark FILE --fit kfold"
+    )
+    raise QuiztuiError(f"{what} {value!r}: no such file or saved calibration ({saved})")
