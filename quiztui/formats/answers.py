@@ -3,13 +3,18 @@
 Columns / keys (case-insensitive; the first name found wins):
 
 - question: ``question``, ``query``, ``prompt`` (may be empty: sentence-pair data has none);
-- reference: ``reference``, ``answer``, ``reference_answer``, ``ground_truth``,
-  ``golden_answer``, ``correct``; a JSON list gives the reference and its aliases (NQ-style);
+- reference: ``reference``, ``reference_answer``, ``ground_truth``, ``golden_answer``,
+  ``answer``, ``correct``; a JSON list gives the reference and its aliases (NQ-style);
 - candidate: ``candidate``, ``candidate_answer``, ``response``, ``generated_answer``,
-  ``prediction``; ``answer`` when a ``reference`` (or another reference name) is there too;
-- human score (optional): ``human``, ``human_score``, ``score``, ``gold``;
+  ``prediction``; ``answer`` when a ``reference`` (or another reference name) is there too, as in
+  SemEval-style exports (``answer,correct,question,reference_answer,id``);
+- human score (optional): ``human``, ``human_score``, ``score``, ``gold``, ``mark``, ``marks``,
+  ``points``; ``correct`` (a 0/1 label) when it is not the reference;
 - aliases (optional): ``aliases`` (JSON list, or ``|``-separated in CSV);
-- id (optional): ``id``.
+- id (optional): ``id``. Exports often name the *question's* id ``id`` and repeat it on every
+  answer: an ``id`` column found by name whose values repeat is not an answer id, and rows are
+  numbered instead (``g1``, ``g2``, …). A column mapped with ``--columns id=…`` must be unique: a
+  repeat is a problem of that row (skipped, or the error with ``--strict``).
 
 ``columns`` (``quiztui grade --benchmark FILE --columns question=q,answer=ans,score=mark``) names
 the column (or key) of each field instead: ``question``, ``reference``, ``answer`` (the candidate
@@ -26,6 +31,7 @@ import csv
 import io
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +40,9 @@ from quiztui.errors import QuizFormatError, QuizProblem
 from quiztui.formats._source import json_problem, read_text, type_name
 
 QUESTION = ("question", "query", "prompt")
-REFERENCE = ("reference", "answer", "reference_answer", "ground_truth", "golden_answer", "correct")
+REFERENCE = ("reference", "reference_answer", "ground_truth", "golden_answer", "answer", "correct")
 CANDIDATE = ("candidate", "candidate_answer", "response", "generated_answer", "prediction")
-HUMAN = ("human", "human_score", "score", "gold")
+HUMAN = ("human", "human_score", "score", "gold", "mark", "marks", "points", "correct")
 
 
 # --columns field names → the answer-file field they stand for.
@@ -112,6 +118,9 @@ class _Collector:
         self.skipped = skipped if skipped is not None else []
         self.columns: dict[str, str] = {}  # field → its column, casefolded (--columns)
         self.extras: dict[str, str] = {}  # item id → its fold, when a fold column is mapped
+        self.ids: dict[str, str] = {}  # item id → where it was first seen ("line 3")
+        self.numbered: list[str] = []  # each kept item's row-number id (g1, g2, …)
+        self.folds: list[str | None] = []  # each kept item's fold (a mapped fold column)
 
     def problem(self, message: str, **where: Any) -> None:
         self.problems.append(QuizProblem(self.shown, message, **where))
@@ -133,10 +142,14 @@ class _Collector:
         _, question = pick(QUESTION, "question")
         ref_name, reference = pick(REFERENCE, "reference")
         cand_name, candidate = pick(CANDIDATE, "candidate")
-        if cand_name is None and not self.columns and ref_name not in (None, "answer"):
+        if (
+            cand_name is None
+            and "candidate" not in self.columns
+            and ref_name not in (None, "answer")
+        ):
             # question, reference, answer, score: "answer" is the candidate's answer here.
             cand_name, candidate = pick(("answer",))
-        human_name, human = pick(HUMAN, "human")
+        human_name, human = pick(tuple(n for n in HUMAN if n != ref_name), "human")
         aliases: list[str] = []
         if question is None:
             question = ""
@@ -185,12 +198,20 @@ class _Collector:
         id_column = self.columns.get("id", "id")
         ident = row.get(keys[id_column]) if id_column in keys else None
         item_id = str(ident) if ident not in (None, "") else f"g{number}"
+        if "id" in self.columns and item_id in self.ids:
+            self.problem(
+                f"id {item_id!r} appears twice (first at {self.ids[item_id]})", field="id", **where
+            )
+            return
+        fold = None
         if "fold" in self.columns:
             fold = row.get(keys[self.columns["fold"]]) if self.columns["fold"] in keys else None
             if fold in (None, "") or isinstance(fold, (dict, list)):
                 self.problem("missing (the mapped fold column)", field="fold", **where)
                 return
-            self.extras[item_id] = str(fold)
+        self.numbered.append(f"g{number}")
+        self.folds.append(None if fold is None else str(fold))
+        self.ids.setdefault(item_id, " ".join(f"{k} {v}" for k, v in where.items()))
         self.items.append(
             GradeItem(
                 id=item_id,
@@ -220,21 +241,14 @@ class _Collector:
                 self.skipped.append(str(found[0]) + more)
         if not self.items:
             raise QuizFormatError(self.shown, [QuizProblem(self.shown, "no answers to grade")])
-        seen: dict[str, int] = {}
-        for item in self.items:
-            if item.id in seen:
-                raise QuizFormatError(
-                    self.shown,
-                    [
-                        QuizProblem(
-                            self.shown,
-                            f"id {item.id!r} appears twice",
-                            field="id",
-                            line=item.source_line,
-                        )
-                    ],
-                )
-            seen[item.id] = 1
+        if len(self.ids) < len(self.items):  # an unmapped ``id`` column that repeats
+            self.items = [
+                replace(item, id=number)
+                for item, number in zip(self.items, self.numbered, strict=True)
+            ]
+        for item, fold in zip(self.items, self.folds, strict=True):
+            if fold is not None:
+                self.extras[item.id] = fold
         return self.items
 
 

@@ -72,12 +72,23 @@ class MarkedFile:
 
 
 def load_marked(
-    path: str | Path, scale: Scale | None = None, columns: dict[str, str] | None = None
+    path: str | Path,
+    scale: Scale | None = None,
+    columns: dict[str, str] | None = None,
+    *,
+    strict: bool = True,
+    skipped: list[str] | None = None,
 ) -> MarkedFile:
+    """The marked answers of ``path``. With ``strict=False`` a row with a problem (a bad cell, a
+    missing or out-of-scale score) is left out and its one-line problem appended to ``skipped``,
+    as ``grade FILE`` and ``vet`` do; a problem of the whole file, or fewer than 4 good rows,
+    still raises."""
     shown = str(path)
     scale = scale or Scale()
     folds: dict[str, str] = {}
-    items = load_answers(path, strict=True, columns=columns, extras=folds)
+    if skipped is None:
+        skipped = []
+    items = load_answers(path, strict=strict, skipped=skipped, columns=columns, extras=folds)
     problems: list[QuizProblem] = []
     out: list[GradeItem] = []
     score_field = (columns or {}).get("human", "score")
@@ -101,8 +112,10 @@ def load_marked(
             )
             continue
         out.append(replace(item, human=scale.to5(item.human)))
-    if problems:
+    if problems and (strict or not out):
         raise QuizFormatError(shown, problems)
+    skipped.extend(str(p) for p in problems)
+    folds = {k: v for k, v in folds.items() if k in {item.id for item in out}}
     if len(out) < 4:
         raise QuizFormatError(
             shown, [QuizProblem(shown, f"{len(out)} marked answers: at least 4 are needed")]
