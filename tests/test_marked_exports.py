@@ -143,3 +143,22 @@ def test_a_marked_file_with_bad_rows_loads_the_rest_unless_strict(tmp_path: Path
         f"{path}: line 3: field 'correct': must be a number (got 'n/a')",
         f"{path}: line 7: field 'score': 3 is outside the scale 0-1 (give --scale LO-HI)",
     ]
+
+
+def test_grade_benchmark_file_skips_bad_rows_and_strict_stops(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("QUIZTUI_DATA_DIR", str(tmp_path / "data"))
+    rows = list(ROWS)
+    rows[1] = (*rows[1][:1], "n/a", *rows[1][2:])
+    path = write(tmp_path / "seb.csv", rows)
+    args = ["grade", "--benchmark", str(path), "--scale", "0-1", "--grader", "lexical"]
+    assert main([*args, "--folds", "2", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["n"] == 7
+    assert "quiztui: loaded 7 of 8 items" in captured.err
+    assert f"{path}: line 3: field 'correct': must be a number (got 'n/a')" in captured.err
+    assert main([*args, "--strict"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    assert f"{path}: line 3: field 'correct'" in captured.err

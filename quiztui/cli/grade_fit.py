@@ -52,7 +52,14 @@ def _marked(config: Config, args: argparse.Namespace) -> Any:
             columns = parse_columns(args.columns)
         except ValueError as exc:
             raise QuiztuiError(f"--columns: {exc}") from None
-    return load_marked(path, parse_scale(args.scale), columns)
+    from quiztui.core.quiz import load_report
+
+    skipped: list[str] = []
+    strict = bool(args.strict or config.formats.strict)
+    marked = load_marked(path, parse_scale(args.scale), columns, strict=strict, skipped=skipped)
+    for line in load_report(len(marked.items), skipped):
+        print(f"quiztui: {line}", file=sys.stderr)
+    return marked
 
 
 def cmd_kfold(config: Config, args: argparse.Namespace, grader: str) -> int:
