@@ -169,6 +169,12 @@ class GradeConfig(_Section):
     data_dir: str = Field(
         "", description="benchmark data folder (empty: ../shared/data/grading beside the repo)"
     )
+    answers_calibration: str = Field(
+        "",
+        description="grading answer files: a calibration saved by grade --benchmark FILE"
+        " --fit kfold (its name or file) applied when --calibration is not given (empty or"
+        " none: no calibration)",
+    )
 
 
 class RobustnessConfig(_Section):

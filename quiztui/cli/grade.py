@@ -11,8 +11,10 @@
   [--fit kfold --folds K --seed N] [--also G2]``: the user's own marked answers; the graders'
   calibrations are fitted on k − 1 folds and judged on the held-out one, beside the constant-mean
   and lexical-overlap baselines on the same folds (:mod:`quiztui.pipeline.grade_fit`). The models
-  refitted on all the marks are saved under the data dir (``calibrations/<sha256 of the file>.json``)
-  and ``quiztui grade ANSWERS --calibration PATH`` applies them to unmarked answers.
+  refitted on all the marks are saved under the data dir as ``calibrations/NAME.json``
+  (``--save-calibration NAME``; default: the marked file's stem) and ``quiztui grade ANSWERS
+  --calibration NAME|PATH`` (or ``[grade] answers_calibration``) applies them to unmarked answers;
+  ``quiztui grade --calibrations`` lists the saved ones.
 
 Exit codes: 0 done (unscored items are reported, not failures), 1 nothing was scored at all, 2 bad
 input or configuration (a judge endpoint that cannot be reached too).
@@ -66,9 +68,21 @@ def register(sub: Any, parents: Parents) -> None:
     )
     g.add_argument(
         "--calibration",
-        metavar="KIND|FILE",
-        help=f"benchmark: the raw → 0-5 map ({' or '.join(CALIBRATIONS)}); grading a FILE: a"
-        " calibration saved by --benchmark FILE --fit kfold, applied to the raw scores",
+        metavar="KIND|NAME|FILE",
+        help=f"benchmark: the raw → 0-5 map ({' or '.join(CALIBRATIONS)}); grading answers: a"
+        " calibration saved by --benchmark FILE --fit kfold (its name or file), applied to the"
+        " raw scores; none: no calibration (default: [grade] answers_calibration)",
+    )
+    g.add_argument(
+        "--save-calibration",
+        metavar="NAME",
+        help="kfold: save the fitted calibration under this name (letters, digits, - _ .;"
+        " default: the marked file's stem); an existing one is replaced",
+    )
+    g.add_argument(
+        "--calibrations",
+        action="store_true",
+        help="list the saved calibrations (name, grader, model, scale, marks, fitted, held-out)",
     )
     g.add_argument(
         "--fit",
@@ -152,6 +166,10 @@ def cmd_grade(config: Config, args: argparse.Namespace) -> int:
     from quiztui.store import Store
 
     grader = args.grader or config.grade.grader
+    if args.calibrations:
+        from quiztui.cli.grade_fit import list_calibrations
+
+        return list_calibrations(args.format)
     if args.benchmark:
         from quiztui.formats.benchmarks import DATASETS, load_benchmark
 
@@ -159,6 +177,10 @@ def cmd_grade(config: Config, args: argparse.Namespace) -> int:
             from quiztui.cli.grade_fit import cmd_kfold
 
             return cmd_kfold(config, args, grader)
+    if args.save_calibration is not None:
+        raise QuiztuiError("--save-calibration: only with --benchmark FILE|NAME --fit kfold")
+    if args.benchmark:
+        # A built-in benchmark's train/test split: --calibration is the raw → 0-5 map's kind.
         bench = load_benchmark(args.benchmark, benchmark_dir(config, args), limit=args.limit)
         calibration = args.calibration or config.grade.calibration
         if calibration not in CALIBRATIONS:
@@ -169,18 +191,20 @@ def cmd_grade(config: Config, args: argparse.Namespace) -> int:
             return _tui(config, benchmark=(bench, grader, calibration))
         return asyncio.run(_benchmark(config, bench, grader, calibration, args))
     calibrated = None
-    if args.calibration is not None:
-        from quiztui.pipeline.grade_fit import load_calibration
+    if args.calibration is not None or args.file is not None:
+        from quiztui.cli.grade_fit import answers_calibration
 
-        calibrated = load_calibration(Path(args.calibration).expanduser())
-        if args.grader is not None and args.grader != calibrated.grader:
-            raise QuiztuiError(
-                f"{args.calibration}: fitted for grader {calibrated.grader}, not {args.grader}"
-            )
-        grader = calibrated.grader
+        calibrated = answers_calibration(config, args.calibration)
+        if calibrated is not None:
+            if args.grader is not None and args.grader != calibrated.grader:
+                raise QuiztuiError(
+                    f"{calibrated.label}: fitted for grader {calibrated.grader}, not"
+                    f" {args.grader} (--calibration none grades without it)"
+                )
+            grader = calibrated.grader
     items, source = _items(args, args.strict or config.formats.strict)
     if args.tui:
-        return _tui(config, items=(items, source, grader))
+        return _tui(config, items=(items, source, grader), calibrated=calibrated)
     with Store(config.db_path()) as store:
         return asyncio.run(_grade(config, store, items, source, grader, args, calibrated))
 
@@ -207,6 +231,8 @@ async def _grade(
         if isinstance(event, GradeStarted):
             label = event.judge_label
             print(f"grading {event.items} answers with {grader} · {label}", file=sys.stderr)
+            if calibrated is not None:
+                print(f"applying {calibrated.label}", file=sys.stderr)
         elif isinstance(event, ItemGraded):
             rows.append((event.item, event.outcome))
             o = event.outcome
@@ -319,8 +345,10 @@ async def _benchmark(
 
 
 def _tui(config: Config, **what: Any) -> int:
-    """The Grade screen (``items=(items, source, grader)``) or the Benchmark screen
+    """The Grade screen (``items=(items, source, grader)``, ``calibrated``: a saved calibration
+    whose scores it shows beside the raw ones) or the Benchmark screen
     (``benchmark=(bench, grader, calibration)``), over the same event streams as the CLI."""
+    from quiztui.cli.grade_fit import calibration_embedder
     from quiztui.store import Store
     from quiztui.tui.grade_app import GradeApp
     from quiztui.tui.screens.benchmark import BenchmarkScreen
@@ -345,6 +373,7 @@ def _tui(config: Config, **what: Any) -> int:
             )
         else:
             items, source, grader = what["items"]
+            calibrated = what.get("calibrated")
 
             def start_grading(batch: list[GradeItem], chosen: str) -> AsyncIterator[Any]:
                 # The loaded file keeps its name as the run's source; a single answer has none.
@@ -358,6 +387,8 @@ def _tui(config: Config, **what: Any) -> int:
                 grader=grader,
                 source=source,
                 flush_interval=config.ui.flush_interval,
+                calibration=calibrated,
+                embedder=calibration_embedder(calibrated),
             )
         GradeApp(home, theme_name=config.ui.theme).run()
     return 0

@@ -1,6 +1,7 @@
-"""``grade --benchmark FILE|NAME --fit kfold`` and ``grade FILE --calibration PATH`` (grade's
-options, as ``estimate.py`` is vet's): graders fitted on a user's own marks, judged on held-out
-folds, and the saved calibration applied to unmarked answers."""
+"""``grade --benchmark FILE|NAME --fit kfold [--save-calibration NAME]``, ``grade FILE
+--calibration NAME|PATH`` and ``grade --calibrations`` (grade's options, as ``estimate.py`` is
+vet's): graders fitted on a user's own marks, judged on held-out folds, the fitted calibration
+saved by name, listed, and applied to unmarked answers."""
 
 from __future__ import annotations
 
@@ -67,12 +68,33 @@ def cmd_kfold(config: Config, args: argparse.Namespace, grader: str) -> int:
 
     if args.format == "csv" and not args.tui:
         raise QuiztuiError("grade --fit kfold: --format csv is not available (text, md or json)")
+    from quiztui.pipeline.grade_fit import NAME_RULE, valid_calibration_name
+
+    if args.save_calibration is not None and not valid_calibration_name(args.save_calibration):
+        raise QuiztuiError(
+            f"--save-calibration {args.save_calibration!r}: a calibration name is {NAME_RULE}"
+            " characters, and not 'none'"
+        )
     marked = _marked(config, args)
     graders = [grader, *(g for g in args.also if g != grader)]
     with Store(config.db_path()) as store:
         if args.tui:
             return _tui(config, store, marked, graders, args)
         return asyncio.run(_kfold(config, store, marked, graders, args))
+
+
+def _save_name(marked: Any, args: argparse.Namespace) -> str:
+    from quiztui.pipeline.grade_fit import default_calibration_name
+
+    return args.save_calibration or default_calibration_name(marked)
+
+
+def _replacing(name: str) -> Any:
+    """The saved calibration a k-fold run is about to replace (None: the name is new)."""
+    from quiztui.assemble.grade import calibrations_dir
+    from quiztui.pipeline.grade_fit import saved_calibrations
+
+    return next((c for c in saved_calibrations(calibrations_dir()) if c.name == name), None)
 
 
 def _tui(config: Config, store: Any, marked: Any, graders: list[str], args: Any) -> int:
@@ -86,7 +108,13 @@ def _tui(config: Config, store: Any, marked: Any, graders: list[str], args: Any)
 
     def start() -> AsyncIterator[Any]:
         return kfold_events(
-            config, store, marked, graders, folds=int(args.folds), seed=int(args.seed)
+            config,
+            store,
+            marked,
+            graders,
+            folds=int(args.folds),
+            seed=int(args.seed),
+            save_name=_save_name(marked, args),
         )
 
     home = BenchmarkScreen(
@@ -116,8 +144,16 @@ async def _kfold(
     scored = None
     progress = Progress(sys.stderr, unit="answers", missed="unscored")
     done = unscored = 0
+    name = _save_name(marked, args)
+    previous = _replacing(name)
     async for event in kfold_events(
-        config, store, marked, graders, folds=int(args.folds), seed=int(args.seed)
+        config,
+        store,
+        marked,
+        graders,
+        folds=int(args.folds),
+        seed=int(args.seed),
+        save_name=name,
     ):
         if isinstance(event, GradeStarted):
             labels.append(event.judge_label)
@@ -146,23 +182,94 @@ async def _kfold(
         text = report.kfold_text(scored.result, scored.scale, judge, saved)
     write_report(text, args.output)
     if saved is not None:
+        if previous is not None:
+            print(
+                f"replaced calibration {name} (was fitted {previous.fitted_date})", file=sys.stderr
+            )
         print(
-            f"calibration saved: {saved} (grade unmarked answers with: quiztui grade FILE"
-            f" --calibration {saved})",
+            f"calibration saved: {name} in {saved} (grade unmarked answers with: quiztui grade"
+            f" FILE --calibration {name})",
             file=sys.stderr,
         )
     return 0
+
+
+def list_calibrations(fmt: str) -> int:
+    """``grade --calibrations``: the saved calibrations, by name."""
+    from quiztui.assemble.grade import calibrations_dir
+    from quiztui.pipeline.grade_fit import saved_calibrations
+    from quiztui.report.text import text_table
+
+    where = calibrations_dir()
+    saved = saved_calibrations(where)
+    if fmt == "json":
+        body = [
+            {
+                "name": c.name,
+                "path": str(c.path),
+                "graders": list(c.graders),
+                "model": c.model,
+                "scale": [c.scale.lo, c.scale.hi],
+                "marks": c.n_marks,
+                "fitted_at": c.fitted_at,
+                "held_out": c.held_out,
+                "problem": c.problem,
+            }
+            for c in saved
+        ]
+        print(json.dumps(body, indent=2, ensure_ascii=False))
+        return 0
+    if not saved:
+        print(
+            f"no saved calibrations in {where}: fit one with quiztui grade --benchmark FILE"
+            " --fit kfold"
+        )
+        return 0
+    rows = [
+        {
+            "name": c.name,
+            "grader": " + ".join(c.graders) or "—",
+            "model": c.model or "—",
+            "scale": str(c.scale) if c.problem is None else "—",
+            "marks": str(c.n_marks) if c.problem is None else "—",
+            "fitted": c.fitted_date,
+            "held-out": c.held_out_text if c.problem is None else f"unreadable: {c.problem}",
+        }
+        for c in saved
+    ]
+    print(text_table(rows), end="")
+    print(f"in {where}; apply one with: quiztui grade FILE --calibration NAME")
+    return 0
+
+
+def answers_calibration(config: Config, value: str | None) -> Any:
+    """The calibration grading answers applies: ``--calibration`` (a file or a saved name),
+    else ``[grade] answers_calibration``; ``none`` (or an empty setting) applies none."""
+    from quiztui.assemble.grade import calibrations_dir
+    from quiztui.pipeline.grade_fit import NO_CALIBRATION, find_calibration
+
+    what = "--calibration"
+    if value is None:
+        value, what = config.grade.answers_calibration, "[grade] answers_calibration"
+    if not value or value.lower() == NO_CALIBRATION:
+        return None
+    return find_calibration(value, calibrations_dir(), what)
+
+
+def calibration_embedder(calibration: Any) -> Any:
+    """The embedder a calibration's neighbours model compares answers with (None: lexical)."""
+    if calibration is None or calibration.similarity != "embedding":
+        return None
+    from quiztui.embed import load_embedder
+
+    return load_embedder()
 
 
 def calibrated_report(
     calibration: Any, rows: list[tuple[Any, Any]], summary: Any, label: str, fmt: str
 ) -> str:
     """The grade report with each answer's calibrated score on the calibration's scale."""
-    embedder = None
-    if calibration.similarity == "embedding":
-        from quiztui.embed import load_embedder
-
-        embedder = load_embedder()
+    embedder = calibration_embedder(calibration)
     values = calibration.apply([i for i, _ in rows], [o.raw for _, o in rows], embedder)
     scale = calibration.scale
     head = f"calibrated ({scale})"
@@ -171,7 +278,9 @@ def calibrated_report(
 
         body = json.loads(grades_json(rows, summary, label))
         body["calibration"] = {
+            "name": calibration.name,
             "file": calibration.path,
+            "grader": calibration.grader,
             "model": calibration.model.name,
             "scale": [scale.lo, scale.hi],
         }
@@ -200,7 +309,7 @@ def calibrated_report(
         }
         for (item, o), v in zip(rows, values, strict=True)
     ]
-    note = f"calibration {calibration.path}: {calibration.model.name}, scale {scale}"
+    note = f"{calibration.label}: {calibration.path}"
     if fmt == "md":
         from quiztui.report.writers import md_cell
 

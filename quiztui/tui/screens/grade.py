@@ -7,13 +7,17 @@ a reply streamed token by token (``GradeTextReceived``, rubric10 and pass3) cost
 tick, not per token. ``r`` grades the loaded file with the selected grader; ``a`` opens a form to
 grade one answer on the spot (same ``start``, a one-item list). Every answer and reply is shown as
 ``Text``, never parsed as markup.
+
+With a saved calibration (``grade FILE --calibration NAME --tui``) a "calibrated (LO-HI)" column
+stands beside the raw score: the flush maps the answers graded since the last tick through
+``Calibration.apply`` in one call, the same mapping the CLI report uses.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -50,6 +54,9 @@ from quiztui.tui.widgets.header import STATUS_STYLES
 from quiztui.tui.widgets.statics import show_text
 from quiztui.tui.widgets.tables import ColumnSpec, NavTable
 
+if TYPE_CHECKING:
+    from quiztui.pipeline.grade_fit import Calibration
+
 StartGrading = Callable[[list[GradeItem], str], AsyncIterator[Any]]
 
 STREAM_KEEP = 4000  # characters of a streamed reply kept for the live cell and the detail view
@@ -75,6 +82,8 @@ class GradeRecord:
     streamed: str = ""
     retries: int = 0
     stopped: bool = False  # the run ended before this answer was graded
+    calibration: Calibration | None = None  # the calibration that mapped its score, once it has
+    calibrated: float | None = None  # the score on the calibration's scale (None: none to map)
 
     @property
     def in_flight(self) -> bool:
@@ -105,12 +114,31 @@ def stream_tail(text: str, width: int) -> str:
     return flat if len(flat) <= width else "…" + flat[-(width - 1) :]
 
 
-def row_cells(record: GradeRecord, reasoning_width: int) -> dict[str, Cell]:
+def calibrated_head(calibration: Calibration) -> str:
+    return f"calibrated ({calibration.scale})"
+
+
+def calibrated_cell(record: GradeRecord) -> Cell:
+    """The calibrated score; "n/a" for an answer graded by another grader than the calibration's
+    (its raw score is on another scale), "—" while waiting or when unscored."""
+    if record.calibration is not None:
+        if record.calibrated is None:
+            return Cell(DASH, style=UNSCORED_STYLE, no_wrap=True, justify="right", end="")
+        return Cell(f"{record.calibrated:.2f}", no_wrap=True, justify="right", end="")
+    shown = "n/a" if record.outcome is not None and record.outcome.scored else DASH
+    return Cell(shown, style="dim", no_wrap=True, justify="right", end="")
+
+
+def row_cells(
+    record: GradeRecord, reasoning_width: int, calibrated: bool = False
+) -> dict[str, Cell]:
     o = record.outcome
     cells = {
         "id": cell(record.item.id),
         "candidate": cell(record.item.candidate),
     }
+    if calibrated:
+        cells["calibrated"] = calibrated_cell(record)
     if o is None:
         waiting = "not graded" if record.stopped else "grading…"
         cells["score"] = cell(DASH, "dim")
@@ -144,6 +172,21 @@ class GradeTable(NavTable):
         column = self.columns.get(ColumnKey("reasoning"))
         return column.width if column is not None else 40
 
+    @property
+    def calibrated(self) -> bool:
+        return any(c.key == "calibrated" for c in self.COLUMNS)
+
+
+def grade_table(calibration: Calibration | None) -> GradeTable:
+    """The table; with a calibration, its "calibrated (LO-HI)" column right after the score."""
+    if calibration is None:
+        return GradeTable(id="grade-table")
+    head = calibrated_head(calibration)
+    spec = ColumnSpec("calibrated", head, len(head))
+    columns = (*GradeTable.COLUMNS[:2], spec, *GradeTable.COLUMNS[2:])
+    table_type = type("CalibratedGradeTable", (GradeTable,), {"COLUMNS": columns})
+    return table_type(id="grade-table")
+
 
 # -- the screen -------------------------------------------------------------------------------------
 
@@ -175,8 +218,13 @@ class GradeScreen(LiveRunScreen):
         autorun: bool = True,
         open_form: bool = False,
         flush_interval: float = 0.1,
+        calibration: Calibration | None = None,
+        embedder: Any = None,
     ) -> None:
         super().__init__(id="grade", flush_interval=flush_interval)
+        self.calibration = calibration
+        self.embedder = embedder  # the calibration's neighbours model compares answers with it
+        self._to_calibrate: list[str] = []  # graded records whose calibrated score is not mapped
         self.items = list(items)
         self.start = start
         self.grader = grader if grader in GRADERS else GRADERS[0]
@@ -231,7 +279,7 @@ class GradeScreen(LiveRunScreen):
             with Horizontal(classes="grade-form-row"):
                 yield Button("Grade (enter)", id="grade-submit", variant="primary", compact=True)
                 yield Static(Text("esc closes the form", style="dim", end=""), id="grade-form-hint")
-        yield GradeTable(id="grade-table")
+        yield grade_table(self.calibration)
         yield Static("", id="grade-summary")
         yield Footer()
 
@@ -308,6 +356,7 @@ class GradeScreen(LiveRunScreen):
         self.records.clear()
         self.singles_graded = self.singles_unscored = 0  # their rows go too
         self._new.clear()
+        self._to_calibrate.clear()
         self._dirty.clear()
         self.table.clear()
         self.progress = GradeProgress(status=RUNNING, grader=self.grader, total=len(self.items))
@@ -374,6 +423,8 @@ class GradeScreen(LiveRunScreen):
             record = self._record(event.seq, place, grader, items, event.item)
             if record is not None:
                 record.outcome, record.split = event.outcome, event.split
+                if self.calibration is not None and grader == self.calibration.grader:
+                    self._to_calibrate.append(record.key)
                 self._changed(record)
             if own_run:
                 p.done += 1
@@ -464,8 +515,8 @@ class GradeScreen(LiveRunScreen):
         table.clear()
         width = table.reasoning_width
         for key in keys:
-            cells = row_cells(self.records[key], width)
-            table.add_row(*(cells[c.key] for c in GradeTable.COLUMNS), key=key)
+            cells = row_cells(self.records[key], width, table.calibrated)
+            table.add_row(*(cells[c.key] for c in table.COLUMNS), key=key)
         self._new.clear()
         self._dirty.clear()
         if keep is not None and keep in table.rows:
@@ -477,11 +528,12 @@ class GradeScreen(LiveRunScreen):
         """Move recorded events to the widgets: new rows, changed cells, the header."""
         table = self.table
         width = table.reasoning_width
+        self._calibrate()
         if self._new:
             follow = table.row_count == 0 or table.cursor_row >= table.row_count - 1
             for key in self._new:
-                cells = row_cells(self.records[key], width)
-                table.add_row(*(cells[c.key] for c in GradeTable.COLUMNS), key=key)
+                cells = row_cells(self.records[key], width, table.calibrated)
+                table.add_row(*(cells[c.key] for c in table.COLUMNS), key=key)
             self._new.clear()
             if follow and table.row_count:
                 table.move_cursor(row=table.row_count - 1, animate=False)
@@ -489,12 +541,30 @@ class GradeScreen(LiveRunScreen):
             for key in self._dirty:
                 if key not in table.rows:
                     continue
-                table.update_changed(key, row_cells(self.records[key], width))
+                table.update_changed(key, row_cells(self.records[key], width, table.calibrated))
             self._dirty.clear()
         if self._header_dirty:
             self._header_dirty = False
             show_text(self, self._shown, "#grade-header", self._header_text())
             show_text(self, self._shown, "#grade-summary", self._summary_text())
+
+    def _calibrate(self) -> None:
+        """Map the scores graded since the last flush onto the calibration's scale, in one call
+        to ``Calibration.apply`` (the CLI report's mapping)."""
+        calibration = self.calibration
+        records = [self.records[k] for k in self._to_calibrate if k in self.records]
+        self._to_calibrate.clear()
+        graded = [r for r in records if r.outcome is not None]
+        if calibration is None or not graded:
+            return
+        values = calibration.apply(
+            [r.item for r in graded],
+            [r.outcome.raw if r.outcome is not None else None for r in graded],
+            self.embedder,
+        )
+        for record, value in zip(graded, values, strict=True):
+            record.calibration, record.calibrated = calibration, value
+            self._changed(record)
 
     def _header_text(self) -> Text:
         p = self.progress
@@ -511,9 +581,21 @@ class GradeScreen(LiveRunScreen):
         if self.simulated:
             text.append(" SIMULATED ", style="bold reverse yellow")
         text.append(" grader ", style="dim")
-        text.append(p.grader if p.status != IDLE else self.grader, style="bold")
+        grader = p.grader if p.status != IDLE else self.grader
+        text.append(grader, style="bold")
         text.append("  judge: ", style="dim")
         text.append(one_line(self.judge_label) if self.judge_label else "(known once a run starts)")
+        cal = self.calibration
+        if cal is not None:
+            text.append("\n ")
+            if grader == cal.grader:
+                text.append(one_line(cal.label), style="bold")
+            else:  # another grader's raw scores are on another scale: nothing to map
+                text.append(
+                    f"calibration {one_line(cal.name)} is for grader {cal.grader}, not"
+                    f" {grader}: calibrated n/a",
+                    style="yellow",
+                )
         text.append("\n ")
         if p.status == IDLE:
             hint = "press r to grade the file" if self.items else "press a to grade one answer"

@@ -1,4 +1,5 @@
-"""One graded answer in full: question, reference, candidate, score, reasoning, facts, raw reply.
+"""One graded answer in full: question, reference, candidate, score (and, with a saved
+calibration, the calibrated score and which calibration mapped it), reasoning, facts, raw reply.
 
 For the ``facts`` grader a table lists each reference fact with what the judge said (0, 1 or
 unscored), the weight (probability of the token it wrote), P(1) from the logprobs and the value
@@ -86,6 +87,12 @@ def head_text(record: GradeRecord) -> Text:
         text.append(one_line(o.label), style="bold")
         if o.normalised is not None:
             text.append(f" · {o.normalised:.2f} on 0-1", style="dim")
+    cal = record.calibration
+    if cal is not None:
+        text.append("\n")
+        text.append(f"calibrated ({cal.scale}) ", style="dim")
+        text.append(DASH if record.calibrated is None else f"{record.calibrated:.2f}", style="bold")
+        text.append(f" · {one_line(cal.label)}", style="dim")
     text.append("\n")
     _section(text, "Question", item.question)
     _section(text, "Reference", item.reference)
