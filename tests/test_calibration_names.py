@@ -18,6 +18,7 @@ import pytest
 
 from quiztui.cli import main
 from quiztui.core.grading import GradeItem
+from quiztui.pipeline.grade import lexical_outcome
 from quiztui.pipeline.grade_fit import load_calibration
 
 # A biology teacher's marks out of 10 on two questions, three answers each; the "week" column
@@ -262,3 +263,36 @@ def test_the_config_key_applies_a_calibration_and_none_turns_it_off(
     line = ["--reference", "Carbon dioxide", "--candidate", "carbon dioxide", "--grader", "lexical"]
     out, _ = grade_json(line, capsys)
     assert "calibration" not in out
+
+
+def test_neighbours_map_an_answer_alike_alone_or_with_others_and_as_computed_by_hand(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The neighbours feature compares an answer only with the marked answers of its question,
+    so the Grade screen, which maps a few answers per flush, gets the CLI report's numbers."""
+    fit(write_marks(tmp_path / "marks.csv"), capsys, "--save-calibration", "bio")
+    body = json.loads((calibrations(tmp_path) / "bio.json").read_text(encoding="utf-8"))
+    assert {"neighbours", "combined"} <= {m["name"] for m in body["models"]}
+    items = [GradeItem(f"u{n}", *row) for n, row in enumerate(UNMARKED)]
+    raw = [lexical_outcome(it).raw for it in items]
+    for model in ("neighbours", "combined", body["model"]):
+        path = tmp_path / f"bio-{model}.json"
+        path.write_text(json.dumps({**body, "model": model}), encoding="utf-8")
+        cal = load_calibration(path)
+        together = cal.apply(items, raw)
+        alone = [cal.apply([it], [r])[0] for it, r in zip(items, raw, strict=True)]
+        assert together == pytest.approx(alone) and all(v is not None for v in together)
+
+    # "carbon dioxide gas" against the plants question's marked answers (token F1): "carbon
+    # dioxide" 0.8, "oxygen I think" 0, "They take in carbon dioxide" 0.5; the weights are
+    # the similarities + 0.001, the marks those answers got (stored on 0-5).
+    cal = load_calibration(tmp_path / "bio-neighbours.json")
+    marks = dict(zip(cal.marked_candidates, cal.marked_scores, strict=True))
+    weights = {
+        "carbon dioxide": 0.801,
+        "oxygen I think": 0.001,
+        "They take in carbon dioxide": 0.501,
+    }
+    by_hand = sum(w * marks[c] for c, w in weights.items()) / sum(weights.values())
+    assert cal._neighbours(items[:1], None)[0] == pytest.approx(by_hand)
+    assert marks["carbon dioxide"] == pytest.approx(5.0)  # 10 of 10

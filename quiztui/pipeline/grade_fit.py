@@ -306,10 +306,14 @@ class Calibration:
         return [None if np.isnan(p) else self.scale.from5(float(p)) for p in predicted]
 
     def _neighbours(self, items: Sequence[GradeItem], embedder: Any) -> np.ndarray:
-        m = len(self.marked_keys)
-        keys = [*self.marked_keys, *(group_key(it) for it in items)]
-        texts = [*self.marked_candidates, *(it.candidate for it in items)]
-        human = np.array([*self.marked_scores, *([0.0] * len(items))])
+        # Only the marked answers of the items' own questions can be their neighbours: the
+        # rest is left out, so a screen mapping a few answers at a time compares only those.
+        asked = {group_key(it) for it in items}
+        marked = [i for i, key in enumerate(self.marked_keys) if key in asked]
+        m = len(marked)
+        keys = [*(self.marked_keys[i] for i in marked), *(group_key(it) for it in items)]
+        texts = [*(self.marked_candidates[i] for i in marked), *(it.candidate for it in items)]
+        human = np.array([*(self.marked_scores[i] for i in marked), *([0.0] * len(items))])
         known = np.zeros(len(keys), dtype=bool)
         known[:m] = True
         groups = similarity_groups(keys, texts, self.similarity, embedder)
