@@ -20,8 +20,9 @@ from typing import Any
 import pytest
 from test_calibration_names import MARKS, UNMARKED, calibrations, fit, write_marks
 from textual.pilot import Pilot
-from textual.widgets import Static
+from textual.widgets import Select, Static
 from textual.widgets.data_table import ColumnKey
+from tui_helpers import wait_until
 
 from quiztui.assemble.grade import grade_events
 from quiztui.cli import main
@@ -29,7 +30,7 @@ from quiztui.config import load_config
 from quiztui.core.grading import GradeItem
 from quiztui.formats.answers import load_answers
 from quiztui.pipeline.grade import GradeFinished
-from quiztui.pipeline.grade_fit import Calibration, find_calibration
+from quiztui.pipeline.grade_fit import Calibration, find_calibration, load_calibration
 from quiztui.store import Store
 from quiztui.tui.grade_app import GradeApp
 from quiztui.tui.screens.grade import GradeScreen
@@ -202,6 +203,9 @@ def test_grade_tui_hands_the_named_calibration_to_the_screen(
     assert screen.calibration.path == calibration.path and screen.grader == "lexical"
     assert [i.id for i in screen.items] == [f"w{n}" for n in range(1, len(MORE) + 4)]
     assert len(MARKS) == len(screen.calibration.marked_scores)
+    # The picker offers the saved calibrations and loads them from the data dir.
+    assert screen.calibration_names == ["bio"] and screen.load_calibration is not None
+    assert screen.load_calibration("bio")[0].path == calibration.path
 
 
 def test_grade_calibrated_snapshot(
@@ -218,3 +222,91 @@ def test_grade_calibrated_small_terminal_snapshot(
     """80×24: every column still fits."""
     app = calibrated_app(store, answers, calibration)
     assert snap_compare(app, terminal_size=SMALL, run_before=finished)
+
+
+def picker_app(store: Store, answers: Path, tmp_path: Path) -> GradeApp:
+    """What ``grade ANSWERS --tui`` opens when calibrations are saved: none applied, a picker."""
+    saved = calibrations(tmp_path)
+
+    def load(name: str) -> tuple[Calibration, Any]:
+        return load_calibration(saved / f"{name}.json"), None
+
+    screen = GradeScreen(
+        load_answers(answers),
+        starter(store, answers.name),
+        grader="lexical",
+        source=answers.name,
+        flush_interval=0.02,
+        calibrations=["bio", "bio20"],
+        load_calibration=load,
+    )
+    return GradeApp(screen)
+
+
+@pytest.fixture
+def bio20(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], calibration: Calibration
+) -> Calibration:
+    """The same marks read as out of 20: another calibration, on another scale."""
+    marks = write_marks(tmp_path / "marks.csv")
+    fit(marks, capsys, "--save-calibration", "bio20", "--scale", "0-20")
+    return load_calibration(calibrations(tmp_path) / "bio20.json")
+
+
+async def test_the_picker_applies_a_saved_calibration_to_the_rows_and_none_takes_it_away(
+    store: Store,
+    answers: Path,
+    calibration: Calibration,
+    bio20: Calibration,
+    tmp_path: Path,
+) -> None:
+    app = picker_app(store, answers, tmp_path)
+    items = load_answers(answers)
+    async with app.run_test(size=SMALL) as pilot:
+        await finished(pilot)
+        screen = app.home
+        assert isinstance(screen, GradeScreen)
+        assert "calibrated" not in [c.key.value for c in screen.table.ordered_columns]
+        assert "calibration" not in header(screen)
+        raw = [r.outcome.raw for r in sorted(screen.records.values(), key=lambda r: r.order)]  # type: ignore[union-attr]
+
+        for expected_name, cal in (("bio", calibration), ("bio20", bio20)):
+            screen.table.focus()
+            await pilot.press("c")
+            picked = lambda name=expected_name: (  # noqa: E731
+                screen.calibration is not None and screen.calibration.name == name
+            )
+            await wait_until(pilot, picked, what=f"calibration {expected_name} applied")
+            await pilot.pause()
+            screen.flush()
+            table = screen.table
+            head = f"calibrated ({cal.scale})"
+            assert [str(c.label) for c in table.ordered_columns][:3] == ["id", "score", head]
+            assert table.hidden_columns == [] and not table.overflowing
+            values = cal.apply(items, raw)
+            shown = column(screen, "calibrated")
+            assert shown == {i.id: f"{v:.2f}" for i, v in zip(items, values, strict=True)}
+            assert f"calibration {expected_name} (grader lexical" in header(screen)
+
+        await pilot.press("c")  # back to none
+        await wait_until(pilot, lambda: screen.calibration is None)
+        await pilot.pause()
+        assert "calibrated" not in [c.key.value for c in screen.table.ordered_columns]
+        assert "calibration" not in header(screen) and screen.table.row_count == len(items)
+
+
+async def test_a_calibration_that_cannot_be_loaded_is_a_toast_and_the_picker_stays(
+    store: Store, answers: Path, calibration: Calibration, tmp_path: Path
+) -> None:
+    app = picker_app(store, answers, tmp_path)
+    (calibrations(tmp_path) / "bio.json").write_text("{}", encoding="utf-8")  # broken meanwhile
+    async with app.run_test(size=SIZE) as pilot:
+        await finished(pilot)
+        screen = app.home
+        assert isinstance(screen, GradeScreen)
+        await screen.pick_calibration("bio")
+        await pilot.pause()
+        assert screen.calibration is None
+        assert screen.query_one("#grade-calibration", Select).value == "none"
+        toasts = [n.message for n in app._notifications]
+        assert any("bio.json: not a calibration file" in m for m in toasts)

@@ -10,7 +10,9 @@ grade one answer on the spot (same ``start``, a one-item list). Every answer and
 
 With a saved calibration (``grade FILE --calibration NAME --tui``) a "calibrated (LO-HI)" column
 stands beside the raw score: the flush maps the answers graded since the last tick through
-``Calibration.apply`` in one call, the same mapping the CLI report uses.
+``Calibration.apply`` in one call, the same mapping the CLI report uses. When saved calibrations
+are offered (``calibrations`` and a ``load_calibration`` from the CLI), the grader row picks one
+(``c`` cycles, "none" takes the column away).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from textual.widgets.data_table import ColumnKey
 from textual.worker import Worker, WorkerState
 
 from quiztui.core.grading import GRADER_HELP, GRADERS, GradeItem, GradeOutcome
+from quiztui.errors import QuiztuiError
 from quiztui.pipeline.grade import (
     GradeFinished,
     GradeRetried,
@@ -58,6 +61,9 @@ if TYPE_CHECKING:
     from quiztui.pipeline.grade_fit import Calibration
 
 StartGrading = Callable[[list[GradeItem], str], AsyncIterator[Any]]
+# A saved calibration's name → the calibration and the embedder its neighbours model needs.
+LoadCalibration = Callable[[str], "tuple[Calibration, Any]"]
+NO_CALIBRATION = "none"  # the picker's "no calibration" (a saved name is never "none")
 
 STREAM_KEEP = 4000  # characters of a streamed reply kept for the live cell and the detail view
 UNAVAILABLE = (
@@ -204,6 +210,9 @@ class GradeScreen(LiveRunScreen):
         Binding("x", "cancel_run", "Cancel", id="grade.cancel"),
         # The footer at 80 columns has no room for it; the grader row names the key.
         Binding("s", "next_grader", "Next grader", id="grade.next_grader", show=False),
+        Binding(
+            "c", "next_calibration", "Next calibration", id="grade.next_calibration", show=False
+        ),
         Binding("a", "open_form", "One answer", id="grade.one_answer"),
         Binding("escape", "close", "Back", id="grade.close"),
     ]
@@ -220,11 +229,20 @@ class GradeScreen(LiveRunScreen):
         flush_interval: float = 0.1,
         calibration: Calibration | None = None,
         embedder: Any = None,
+        calibrations: Sequence[str] = (),
+        load_calibration: LoadCalibration | None = None,
     ) -> None:
         super().__init__(id="grade", flush_interval=flush_interval)
         self.calibration = calibration
         self.embedder = embedder  # the calibration's neighbours model compares answers with it
         self._to_calibrate: list[str] = []  # graded records whose calibrated score is not mapped
+        # The picker's choices: the saved names (and the one given, if it came from a path).
+        names = list(calibrations) if load_calibration is not None else []
+        if names and calibration is not None and calibration.name not in names:
+            names.append(calibration.name)
+        self.calibration_names = names
+        self.load_calibration = load_calibration
+        self._rebuilding = False  # the table is being replaced (a calibration was picked)
         self.items = list(items)
         self.start = start
         self.grader = grader if grader in GRADERS else GRADERS[0]
@@ -266,6 +284,17 @@ class GradeScreen(LiveRunScreen):
                 id="grade-grader",
                 compact=True,
             )
+            if self.calibration_names:
+                yield Label("calib. (c)", classes="grade-label")
+                picker = Select(
+                    [(NO_CALIBRATION, NO_CALIBRATION), *((n, n) for n in self.calibration_names)],
+                    value=self.calibration.name if self.calibration else NO_CALIBRATION,
+                    allow_blank=False,
+                    id="grade-calibration",
+                    compact=True,
+                )
+                picker.styles.width = min(24, 4 + max(len(n) for n in self.calibration_names))
+                yield picker
             yield Static("", id="grade-grader-help")
         with Vertical(id="grade-form"):
             for name, hint in (
@@ -319,6 +348,65 @@ class GradeScreen(LiveRunScreen):
 
     def action_next_grader(self) -> None:
         self.set_grader(GRADERS[(GRADERS.index(self.grader) + 1) % len(GRADERS)])
+
+    # -- calibration choice --------------------------------------------------------------------
+
+    @on(Select.Changed, "#grade-calibration")
+    async def _calibration_changed(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str):
+            await self.pick_calibration(event.value)
+
+    def action_next_calibration(self) -> None:
+        if not self.calibration_names:
+            return
+        choices = [NO_CALIBRATION, *self.calibration_names]
+        now = self.calibration.name if self.calibration is not None else NO_CALIBRATION
+        following = (
+            choices[(choices.index(now) + 1) % len(choices)] if now in choices else choices[0]
+        )
+        self.query_one("#grade-calibration", Select).value = following
+
+    async def pick_calibration(self, name: str) -> None:
+        """Apply the saved calibration ``name`` (``none``: none) to every answer on the screen."""
+        now = self.calibration.name if self.calibration is not None else NO_CALIBRATION
+        if name == now:
+            return
+        calibration, embedder = None, None
+        if name != NO_CALIBRATION and self.load_calibration is not None:
+            try:
+                calibration, embedder = self.load_calibration(name)
+            except (QuiztuiError, OSError) as exc:
+                self.notify_error(str(exc), "Calibration not loaded")
+                self.query_one("#grade-calibration", Select).value = now
+                return
+        self.calibration, self.embedder = calibration, embedder
+        for record in self.records.values():
+            record.calibration, record.calibrated = None, None
+        self._to_calibrate = [
+            key
+            for key, record in self.records.items()
+            if calibration is not None
+            and record.outcome is not None
+            and record.grader == calibration.grader
+        ]
+        await self._rebuild_table()
+
+    async def _rebuild_table(self) -> None:
+        """A table with (or without) the calibrated column, holding the same rows."""
+        self._rebuilding = True
+        try:
+            old = self.table
+            focused = old.has_focus
+            await old.remove()
+            await self.mount(grade_table(self.calibration), before="#grade-summary")
+            self._new = sorted(self.records, key=lambda k: self.records[k].order)
+            self._dirty.clear()
+            self._header_dirty = True
+        finally:
+            self._rebuilding = False
+        self.flush()
+        if focused:
+            self.table.focus()
 
     def _show_grader_help(self) -> None:
         help_text = Text(no_wrap=True, overflow="ellipsis", end="", style="dim")
@@ -507,6 +595,8 @@ class GradeScreen(LiveRunScreen):
 
     def _reorder(self) -> None:
         """Rows arrive in completion order; a finished file reads in its own order."""
+        if self._rebuilding:
+            return
         keys = sorted(self.records, key=lambda k: self.records[k].order)
         table = self.table
         if [k.value for k in table.rows] == keys:
@@ -526,6 +616,8 @@ class GradeScreen(LiveRunScreen):
 
     def flush(self) -> None:
         """Move recorded events to the widgets: new rows, changed cells, the header."""
+        if self._rebuilding:
+            return
         table = self.table
         width = table.reasoning_width
         self._calibrate()
