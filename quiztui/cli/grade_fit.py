@@ -191,6 +191,11 @@ async def _kfold(
             f" FILE --calibration {name})",
             file=sys.stderr,
         )
+    if scored.run_id is not None:
+        print(
+            f"stored as run kfold:{scored.run_id} (quiztui runs show kfold:{scored.run_id})",
+            file=sys.stderr,
+        )
     return 0
 
 

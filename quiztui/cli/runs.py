@@ -4,6 +4,8 @@
                                  grade, review, robustness, generate (``--kind``, ``--quiz``,
                                  ``--limit``)
 ``quiztui runs show ID``         the run's report (Markdown by default), as ``vet`` prints it
+``quiztui runs show kfold:N``    a k-fold fit's fold table, as ``grade --benchmark FILE --fit
+                                 kfold`` printed it (text by default; ``--format md|json``)
 ``quiztui runs compare A B``     verdict agreement, Cohen's κ and the questions they disagree on
 ``quiztui runs --tui``           the Runs screen on its own (``h`` in the vet app opens it too)
 
@@ -26,13 +28,42 @@ from quiztui.config import Config
 from quiztui.core.compare import Comparison
 from quiztui.core.figures import is_partial, run_state_text
 from quiztui.core.terminal import RAW_CSV_HELP
-from quiztui.errors import QuiztuiError
-from quiztui.store.history import KINDS, RUNS_TABLE_KINDS
+from quiztui.errors import ConfigError, QuiztuiError
+from quiztui.store.history import KFOLD, KINDS, RUNS_TABLE_KINDS
 from quiztui.store.runs import RunListing
 
 DASH = "—"
 LIST_BADGES = ("good", "questionable", "poor")
 BADGE_ORDER = ("good", "questionable", "poor", "incomplete", "pending")
+
+
+class RunRef(Number):
+    """``runs show``'s run: an id of the ``runs`` table (vet, calibrate, panel), or ``kfold:N``
+    (a k-fold fit); the number is bounded as every run id is. Sets ``run_kind`` ("" or "kfold")."""
+
+    SHOWN = (KFOLD,)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        kind, sep, number = str(values).partition(":")
+        if not sep:
+            kind, number = "", str(values)
+        elif kind not in self.SHOWN:
+            raise ConfigError(
+                f"{self.metavar or self.dest.upper()} {values}: runs show takes a run id or"
+                f" {', '.join(f'{k}:N' for k in self.SHOWN)} (open other kinds with quiztui runs"
+                " --tui)"
+            )
+        try:
+            super().__call__(parser, namespace, number, option_string)
+        except ConfigError as exc:  # name the run as it was typed: "RUN_ID kfold:0: …"
+            raise ConfigError(str(exc).replace(f" {number}:", f" {values}:", 1)) from None
+        namespace.run_kind = kind
 
 
 def register(sub: Any, parents: Parents) -> None:
@@ -56,8 +87,12 @@ def register(sub: Any, parents: Parents) -> None:
     db = argparse.ArgumentParser(add_help=False)
     db.add_argument("--db", type=Path, default=argparse.SUPPRESS, help="SQLite run store")
     show = runs_sub.add_parser("show", parents=[common, db], help="print a stored run's report")
-    show.add_argument("run_id", action=Number, ge=1, le=INT64_MAX)
-    show.add_argument("--format", choices=("md", "json", "csv"), default="md")
+    show.add_argument("run_id", action=RunRef, ge=1, le=INT64_MAX, help="ID or kfold:N")
+    show.add_argument(
+        "--format",
+        choices=("md", "json", "csv", "text"),
+        help="md (a run's default), json, csv; text (a kfold fit's default)",
+    )
     show.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     compare = runs_sub.add_parser(
         "compare", parents=[common, db], help="compare two runs of the same quiz"
@@ -70,7 +105,13 @@ def register(sub: Any, parents: Parents) -> None:
 def cmd_runs(config: Config, args: argparse.Namespace) -> int:
     command = getattr(args, "runs_command", None)
     if command == "show":
-        return cmd_show(config, args.run_id, args.format, raw_csv=args.raw_csv)
+        if getattr(args, "run_kind", "") == KFOLD:
+            return cmd_show_kfold(config, args.run_id, args.format or "text")
+        if args.format == "text":
+            raise QuiztuiError(
+                "runs show: a run's report is md, json or csv (text is a kfold fit's)"
+            )
+        return cmd_show(config, args.run_id, args.format or "md", raw_csv=args.raw_csv)
     if command == "compare":
         return cmd_compare(config, args.run_a, args.run_b, as_json=args.json)
     if getattr(args, "tui", False):
@@ -162,6 +203,31 @@ def cmd_show(config: Config, run_id: int, fmt: str, *, raw_csv: bool = False) ->
     if loaded.note:
         print(f"quiztui: {loaded.note}", file=sys.stderr)
     sys.stdout.write(render_report(loaded.summary, fmt, raw_csv=raw_csv))
+    return 0
+
+
+def cmd_show_kfold(config: Config, fit_id: int, fmt: str) -> int:
+    """A stored k-fold fit's report, as the run printed it; a partial fit says so on stderr."""
+    from quiztui.pipeline.history import load_kfold
+    from quiztui.report import grade_fit as report
+    from quiztui.report.writers import write_report
+    from quiztui.store import Store
+
+    if fmt == "csv":
+        raise QuiztuiError(
+            f"runs show kfold:{fit_id}: --format csv is not available (text, md or json)"
+        )
+    with Store(config.db_path()) as store:
+        stored = load_kfold(store, fit_id, replay=False)
+    if stored.scored is None:
+        state = stored.state or stored.record.status
+        raise QuiztuiError(f"kfold:{fit_id} is {state}: it stored no fold table")
+    if stored.state:
+        print(f"quiztui: kfold:{fit_id} is {stored.state}", file=sys.stderr)
+    render = {"json": report.kfold_json, "md": report.kfold_markdown}.get(fmt, report.kfold_text)
+    scored, record = stored.scored, stored.record
+    text = render(scored.result, scored.scale, record.judge_label, record.calibration_path)
+    write_report(text, None)
     return 0
 
 

@@ -15,8 +15,9 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from quiztui.core.lexical import normalize_answer
 from quiztui.errors import QuiztuiError
 from quiztui.formats.marked import MarkedFile, Scale
 from quiztui.pipeline.grade import GradeEvent, GradeRun, GradeSettings, ItemGraded, lexical_outcome
+from quiztui.pipeline.kfold_record import FitRecord
 from quiztui.providers.base import Provider
 from quiztui.store import Store
 
@@ -48,6 +50,7 @@ class KFoldScored:
     result: KFoldResult
     scale: Scale
     calibration_path: Path | None  # where the fitted calibration was saved (None: not saved)
+    run_id: int | None = None  # the fit kept in the store (kfold:N in quiztui runs)
 
 
 def group_key(item: GradeItem) -> str:
@@ -131,6 +134,34 @@ class KFoldRun:
         self.embedder: Any = None
 
     async def events(self) -> AsyncIterator[GradeEvent | KFoldScored]:
+        """The run's events; with a store the fit is kept (pipeline/kfold_record.FitRecord):
+        ``KFoldScored`` carries its id, an early end is stored as cancelled or failed."""
+        if self.store is None:
+            async for event in self._events():
+                yield event
+            return
+        record = FitRecord(
+            self.store,
+            source=self.marked.path,
+            digest=self.marked.digest,
+            marked=len(self.marked.items),
+            graders=self.graders,
+            folds=int(self.folds.max()) + 1,
+            seed=self.seed,
+            scale=(self.marked.scale.lo, self.marked.scale.hi),
+            provider_model=self.provider.model if self.provider is not None else None,
+        )
+        with record.ending():
+            async with aclosing(self._events()) as events:
+                async for event in events:
+                    if isinstance(event, KFoldScored):
+                        fit_id = record.finish(event.result, event.calibration_path)
+                        event = replace(event, run_id=fit_id)
+                    else:
+                        record.see(event)
+                    yield event
+
+    async def _events(self) -> AsyncGenerator[GradeEvent | KFoldScored, None]:
         items = list(self.marked.items)
         n = len(items)
         cols: dict[str, np.ndarray] = {

@@ -1,4 +1,5 @@
-"""Past vet runs read back from the store: open one as a ``RunSummary``, compare two.
+"""Past vet runs read back from the store: open one as a ``RunSummary``, compare two; and the
+other kinds as their screens' events (grade, k-fold fit, robustness, review).
 
 A finished (or failed) run stored its summary, which :func:`summary_from_dict` reads back as it
 was. A cancelled run, or one still running (or killed), stored no summary: its questions and
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from quiztui.core.bayes import DEFAULT_PRIOR, JudgeAccuracy
 from quiztui.core.compare import Comparison, QuizMismatch, RunSide, compare_runs
+from quiztui.core.figures import is_partial, run_state_text
 from quiztui.core.kscore import Badge
 from quiztui.core.quiz import Question, Quiz
 from quiztui.errors import QuiztuiError, StoreError
@@ -26,6 +28,7 @@ from quiztui.store.runs import RunListing, RunRecord, Store, StoredVerdict
 
 if TYPE_CHECKING:
     from quiztui.pipeline.robustness import RobustnessSettings
+    from quiztui.store.grade_fits import GradeFitRecord
     from quiztui.store.reviews import ReviewRunRecord
     from quiztui.store.robustness import RobustnessRunRecord
 
@@ -215,6 +218,9 @@ class StoreHistory:
     def open_review(self, run_id: int) -> StoredReview:
         return self._with_store(lambda s: load_review(s, run_id))
 
+    def open_kfold(self, fit_id: int) -> StoredKFold:
+        return self._with_store(lambda s: load_kfold(s, fit_id))
+
     def open_run(self, run_id: int) -> LoadedRun:
         return self._with_store(lambda s: load_run(s, run_id))
 
@@ -254,6 +260,49 @@ def load_grade(store: Store, run_id: int) -> StoredGrade:
         summary = GradeSummary(**{k: v for k, v in run.summary.items() if k in names})
         events.append(GradeFinished(run.id, summary))
     return StoredGrade(items, events, run.grader, run.source)
+
+
+@dataclass(frozen=True)
+class StoredKFold:
+    """A stored k-fold fit: its row, its fold table as the run's ``KFoldScored`` (None: the fit
+    ended before it had one), and the Benchmark screen's events — each grade run's stored
+    events, then the ``KFoldScored`` — when replayed."""
+
+    record: GradeFitRecord
+    scored: Any  # pipeline.grade_fit.KFoldScored | None
+    events: list[Any]
+
+    @property
+    def state(self) -> str:
+        """ "" for a finished fit; the house wording for a partial one (core/figures)."""
+        r = self.record
+        return run_state_text(r.status, r.not_run) if is_partial(r.status, r.not_run) else ""
+
+
+def load_kfold(store: Store, fit_id: int, *, replay: bool = True) -> StoredKFold:
+    """A k-fold fit from the store (``QuiztuiError`` when there is none with that id); with
+    ``replay`` its grade runs' outcomes too, as the events the run sent (nothing is graded)."""
+    from quiztui.formats.marked import Scale
+    from quiztui.pipeline.grade_fit import KFoldScored
+    from quiztui.store.grade_fits import GradeFitStore
+
+    record = GradeFitStore(store.conn).get_fit(fit_id)
+    if record is None:
+        raise QuiztuiError(f"no kfold fit {fit_id} in {store.path} (quiztui runs lists them)")
+    scored = None
+    if record.result is not None:
+        path = None if record.calibration_path is None else Path(record.calibration_path)
+        scored = KFoldScored(record.result, Scale(*record.scale), path, record.id)
+    events: list[Any] = []
+    if replay:
+        for run_id in record.grade_runs:
+            try:
+                events += load_grade(store, run_id).events
+            except QuiztuiError:
+                continue  # a grade run no longer stored: the fold table still stands
+        if scored is not None:
+            events.append(scored)
+    return StoredKFold(record, scored, events)
 
 
 @dataclass(frozen=True)
@@ -423,6 +472,7 @@ __all__ = [
     "RunComparison",
     "StoreHistory",
     "StoredGrade",
+    "StoredKFold",
     "StoredRobustness",
     "StoredReview",
     "load_review",
@@ -432,6 +482,7 @@ __all__ = [
     "review_replay",
     "robustness_replay",
     "load_grade",
+    "load_kfold",
     "compare_stored",
     "load_run",
     "pending_questions",

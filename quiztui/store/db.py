@@ -337,6 +337,34 @@ CREATE TABLE generate_pairs (
 )
 """
 
+# v11: k-fold fits of graders on a user's marks (store/grade_fits.py): what was fitted on what,
+# how it ended, and the whole fold table as JSON, so ``quiztui runs`` can show it again.
+SCHEMA_V11_GRADE_FITS = """
+CREATE TABLE grade_fits (
+    id INTEGER PRIMARY KEY,
+    created_at REAL NOT NULL,
+    finished_at REAL,
+    status TEXT NOT NULL,
+    source TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    marked INTEGER NOT NULL,
+    graders_json TEXT NOT NULL,
+    folds INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    scale_lo REAL NOT NULL,
+    scale_hi REAL NOT NULL,
+    judge_label TEXT NOT NULL DEFAULT '',
+    model TEXT NOT NULL DEFAULT '',
+    simulated INTEGER NOT NULL DEFAULT 0,
+    grade_runs_json TEXT NOT NULL DEFAULT '[]',
+    unscored INTEGER NOT NULL DEFAULT 0,
+    not_run INTEGER NOT NULL DEFAULT 0,
+    calibration_path TEXT,
+    error TEXT,
+    result_json TEXT
+)
+"""
+
 # Migration n brings the schema from version n to n + 1 (PRAGMA user_version).
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
@@ -349,6 +377,7 @@ MIGRATIONS: list[str] = [
     SCHEMA_V8_RUN_LEASES,
     SCHEMA_V9_DECISIONS,
     SCHEMA_V10_GENERATE,
+    SCHEMA_V11_GRADE_FITS,
 ]
 
 

@@ -1,11 +1,12 @@
 """Every stored run, of every kind, newest first: ``quiztui runs`` and the Runs screen.
 
 Vet, calibrate and panel runs live in ``runs``; grade, review, robustness and generate runs in
-their own tables (``grade_runs``, ``review_runs``, ``robustness_runs``, ``generate_runs``), each
-with its own id sequence. This module lists them together as :class:`RunListing` rows whose
+their own tables (``grade_runs``, ``review_runs``, ``robustness_runs``, ``generate_runs``), and
+k-fold fits of graders on a user's marks in ``grade_fits`` (kind "kfold"), each with its own id
+sequence. This module lists them together as :class:`RunListing` rows whose
 ``kind`` names the table, so "grade 3" and "vet 3" are different runs. Counts: a grade run's
-items, a review's or robustness run's questions, a generate run's pairs; ``unjudged`` is the ones
-without a score. It reads what is there.
+items, a review's or robustness run's questions, a generate run's pairs, a k-fold fit's marked
+answers; ``unjudged`` is the ones without a score. It reads what is there.
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ OTHER_KINDS: dict[str, tuple[str, str, str]] = {
     "robustness": ("robustness_runs", "robustness_questions", "NULL"),
     "generate": ("generate_runs", "generate_pairs", "NULL"),
 }
-KINDS = (*RUNS_TABLE_KINDS, *OTHER_KINDS)
+# k-fold fits of graders on a user's marks (``grade_fits``, store/grade_fits.py): one row each,
+# its count the marked answers, "unjudged" the answers without every grader's score
+KFOLD = "kfold"
+KINDS = (*RUNS_TABLE_KINDS, *OTHER_KINDS, KFOLD)
 
 # Per kind: the run's quiz (title, path, hash) and judge columns; a grade run has no quiz, it
 # grades answers from a file or a benchmark (its ``source``).
@@ -84,6 +88,41 @@ def _other_listings(store: Store, kind: str, limit: int, quiz_hash: str | None) 
     return out
 
 
+def _kfold_listings(store: Store, limit: int, quiz_hash: str | None) -> list[RunListing]:
+    if quiz_hash is not None:
+        return []  # marked answers, not a quiz
+    rows = store.conn.execute(
+        "SELECT id, created_at, finished_at, status, source, digest, judge_label, model,"
+        " simulated, marked, unscored, not_run, result_json IS NOT NULL"
+        " FROM grade_fits ORDER BY id DESC LIMIT ?",
+        (limit,),
+    ).fetchall()
+    return [
+        RunListing(
+            id=row[0],
+            created_at=row[1],
+            finished_at=row[2],
+            status=row[3],
+            kind=KFOLD,
+            quiz_title=Path(str(row[4])).name,  # the marked file's name (a built-in's name)
+            quiz_path=row[4],
+            quiz_hash=str(row[5]),
+            judge_label=str(row[6]),
+            model=str(row[7]),
+            simulated=bool(row[8]),
+            questions=int(row[9]),
+            assertions=int(row[9]),
+            judged=int(row[9]) - int(row[10]),
+            unjudged=int(row[10]),
+            has_summary=bool(row[12]),
+            badge_counts={},
+            cost=None,
+            not_run=int(row[11]),
+        )
+        for row in rows
+    ]
+
+
 def run_history(
     store: Store, limit: int = 200, *, kind: str | None = None, quiz_hash: str | None = None
 ) -> list[RunListing]:
@@ -96,6 +135,8 @@ def run_history(
     for other in OTHER_KINDS:
         if kind is None or kind == other:
             listings += _other_listings(store, other, limit, quiz_hash)
+    if kind is None or kind == KFOLD:
+        listings += _kfold_listings(store, limit, quiz_hash)
     listings.sort(key=lambda r: (r.created_at, r.id), reverse=True)
     return listings[:limit]
 

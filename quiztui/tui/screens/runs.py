@@ -6,10 +6,11 @@ store read can take a moment on a large file) and its result is shown when it re
 ``QuiztuiError`` (an unknown run, runs of different quizzes) becomes a toast.
 
 Every kind of run is listed (store/history.py: vet, calibrate, panel, grade, review, robustness,
-generate),
+generate, kfold),
 its kind beside its status; a grade run opens on the Grade screen with its stored outcomes
 replayed, a robustness or review run on its own screen with its stored results over its quiz
-file (nothing is sent).
+file, a k-fold fit on the Benchmark screen with its grade runs and its stored fold table
+replayed (nothing is sent or fitted again).
 
 Keys: ``enter`` opens the highlighted run (:class:`RunScreen`: its questions with badges,
 confidence, verdicts and suggested option; ``enter`` there opens a question), ``space`` marks a
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
         LoadedRun,
         RunComparison,
         StoredGrade,
+        StoredKFold,
         StoredReview,
         StoredRobustness,
     )
@@ -70,6 +72,7 @@ class RunsSource(Protocol):
     def list_runs(self) -> Sequence[RunListing]: ...
     def open_run(self, run_id: int) -> LoadedRun: ...
     def open_grade(self, run_id: int) -> StoredGrade: ...
+    def open_kfold(self, fit_id: int) -> StoredKFold: ...
     def open_robustness(self, run_id: int) -> StoredRobustness: ...
     def open_review(self, run_id: int) -> StoredReview: ...
     def compare(self, run_a: int, run_b: int) -> RunComparison: ...
@@ -375,6 +378,8 @@ class RunsScreen(Screen[None]):
             self._open(listing.id)
         elif listing.kind == "grade":
             self._open_grade(listing.id)
+        elif listing.kind == "kfold":
+            self._open_kfold(listing.id)
         elif listing.kind == "robustness":
             self._open_robustness(listing.id)
         elif listing.kind == "review":
@@ -407,6 +412,47 @@ class RunsScreen(Screen[None]):
         await self.app.push_screen(
             GradeScreen(stored.items, replay, grader=stored.grader, source=stored.source)
         )
+
+    @work(exclusive=True, exit_on_error=False, group="runs-open")
+    async def _open_kfold(self, fit_id: int) -> None:
+        """A k-fold fit on the Benchmark screen: its grade runs' stored outcomes and its stored
+        fold table replayed (nothing graded or fitted again). A fit that ended before its
+        table says so in a toast, in the house wording."""
+        from quiztui.tui.screens.benchmark import BenchmarkScreen
+
+        assert self.source is not None
+        try:
+            stored = await asyncio.to_thread(self.source.open_kfold, fit_id)
+        except QuiztuiError as exc:
+            self.notify(str(exc), title="Cannot open the run", severity="error", markup=False)
+            return
+        record = stored.record
+        if stored.scored is None:
+            self.notify(
+                f"kfold:{fit_id} is {stored.state or record.status}: it stored no fold table",
+                title="No fold table",
+                severity="warning",
+                markup=False,
+                timeout=6,
+            )
+            return
+
+        async def replay() -> AsyncIterator[object]:
+            for event in stored.events:
+                yield event
+
+        await self.app.push_screen(
+            BenchmarkScreen(
+                replay,
+                dataset=stored.scored.result.dataset,
+                grader=" + ".join(record.graders),
+                calibration="kfold",
+                train=record.marked * len(record.graders),
+                test=0,
+            )
+        )
+        if stored.state:
+            self.notify(f"kfold:{fit_id} is {stored.state}", severity="warning", markup=False)
 
     @work(exclusive=True, exit_on_error=False, group="runs-open")
     async def _open(self, run_id: int) -> None:
