@@ -307,6 +307,52 @@ def test_ctrl_c_mid_grading_stores_the_fit_as_cancelled(tmp_path: Path) -> None:
     assert 0 < not_run <= 12
 
 
+async def test_x_on_the_benchmark_screen_stores_the_fit_as_cancelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``grade --benchmark FILE --tui``'s screen over the real k-fold stream, an LLM grader
+    waiting on the fake server: ``x`` cancels, and the fit is stored cancelled with the answers
+    never graded as "not run"."""
+    from quiztui.assemble.grade import kfold_events
+    from quiztui.config import load_config
+    from quiztui.formats.marked import load_marked, parse_scale
+    from quiztui.testing.fake_openai import FakeOpenAI
+    from quiztui.tui.grade_app import GradeApp
+    from quiztui.tui.screens.benchmark import BenchmarkScreen
+
+    marked = load_marked(
+        marks_file(tmp_path),
+        parse_scale("0-10"),
+        {"question": "question", "reference": "model_answer", "candidate": "response"}
+        | {"human": "mark", "id": "student"},
+    )
+    with FakeOpenAI(models=["m"], latency=0.3) as server:
+        monkeypatch.setenv("QUIZTUI_JUDGE_PROVIDER", "openai-compat")
+        monkeypatch.setenv("QUIZTUI_JUDGE_BASE_URL", server.base_url)
+        monkeypatch.setenv("QUIZTUI_JUDGE_MODEL", "m")
+        monkeypatch.setenv("QUIZTUI_JUDGE_CONCURRENCY", "1")
+        config = load_config()
+        with Store(tmp_path / "runs.db") as store:
+            screen = BenchmarkScreen(
+                lambda: kfold_events(config, store, marked, ["pass3"], folds=3, seed=0),
+                dataset=marked.name,
+                grader="pass3",
+                calibration="kfold",
+                train=len(marked.items),
+                test=0,
+                flush_interval=0.02,
+            )
+            app = GradeApp(screen)
+            async with app.run_test(size=(120, 40)) as pilot:
+                await wait_until(pilot, lambda: screen.progress.done >= 2, what="two graded")
+                await pilot.press("x")
+                await wait_until(pilot, lambda: screen.run_status == "cancelled", what="cancel")
+            (listing,) = run_history(store, kind="kfold")
+    assert listing.status == "cancelled" and not listing.has_summary
+    assert 0 < listing.not_run < 12 and listing.unjudged >= listing.not_run
+    assert "incomplete (cancelled) · not run: " in listing_line(listing)
+
+
 # -- the migration -------------------------------------------------------------------------------
 
 

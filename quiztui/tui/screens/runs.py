@@ -46,7 +46,7 @@ from quiztui.core.figures import (
 from quiztui.core.quiz import Question
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import QuestionScored
-from quiztui.store.history import RUNS_TABLE_KINDS, listing_key
+from quiztui.store.history import KFOLD, RUNS_TABLE_KINDS, listing_key
 from quiztui.tui.screens.detail import QuestionDetailScreen
 from quiztui.tui.screens.run_screen import error_message, log_worker_error
 from quiztui.tui.state import AssertionRecord, QuestionRecord
@@ -177,10 +177,12 @@ def listing_text(r: RunListing) -> Text:
         text.append(f" ({one_line(r.quiz_path)})", style="dim")
     text.append("\njudge ")
     judge_text(text, r.simulated, r.judge_label)
-    text.append(f" · quiz hash {r.quiz_hash[:12]}", style="dim")
+    text.append(f" · {'marks' if r.kind == KFOLD else 'quiz'} hash {r.quiz_hash[:12]}", style="dim")
     text.append("\n")
     if r.has_summary:
         badge_counts(text, r.badge_counts)
+    elif r.kind == KFOLD:
+        text.append("no fold table stored (the fit ended before it) · ", style="dim")
     else:
         text.append("no stored summary (rebuilt from its verdicts when opened) · ", style="dim")
     text.append(f"{r.judged}/{r.assertions} judged · {r.unjudged} unjudged")
