@@ -189,13 +189,15 @@ def test_an_unknown_name_is_one_line_naming_it_and_the_saved_ones(
     assert "fitted for grader lexical, not pass3" in err and "--calibration none" in err
 
 
-@pytest.mark.parametrize("name", ["two words", "../up", ".hidden", "a/b", "none", "é", "x" * 65])
+@pytest.mark.parametrize(
+    "name", ["two words", "../up", ".hidden", "-x", "a/b", "none", "é", "x" * 65]
+)
 def test_a_bad_name_is_one_line_and_nothing_is_graded(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
     marks = write_marks(tmp_path / "marks.csv")
     args = ["grade", "--benchmark", str(marks), "--grader", "lexical", "--scale", "0-10"]
-    err = one_line_error([*args, "--columns", COLUMNS, "--save-calibration", name], capsys)
+    err = one_line_error([*args, "--columns", COLUMNS, f"--save-calibration={name}"], capsys)
     assert f"--save-calibration {name!r}" in err and "letters, digits" in err
     assert not calibrations(tmp_path).exists()
 

@@ -223,11 +223,11 @@ def _fields(settings: GradeSettings) -> dict[str, Any]:
 # --- the saved calibration ----------------------------------------------------------------------
 
 
-# A calibration's name: letters, digits and - _ . (not starting with a dot); "none" is the
-# word that turns calibration off.
-_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
+# A calibration's name: letters, digits and - _ . (starting with a letter, digit or _, so it is
+# never a hidden file nor read as a flag); "none" is the word that turns calibration off.
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,63}")
 NO_CALIBRATION = "none"
-NAME_RULE = "letters, digits and - _ . (not starting with a dot), at most 64"
+NAME_RULE = "letters, digits and - _ . (starting with a letter, digit or _), at most 64"
 
 
 def valid_calibration_name(name: str) -> bool:
@@ -236,7 +236,7 @@ def valid_calibration_name(name: str) -> bool:
 
 def default_calibration_name(marked: MarkedFile) -> str:
     """The marked file's stem (a built-in benchmark's name), made a valid name."""
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(marked.path).stem).lstrip(".")[:64]
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(marked.path).stem).lstrip(".-")[:64]
     return stem if valid_calibration_name(stem) else "marks"
 
 
