@@ -126,19 +126,23 @@ def test_a_kfold_run_is_listed_and_shown_again_byte_for_byte(tmp_path: Path) -> 
     assert shown.stderr == ""  # a finished fit: nothing to warn about
 
 
-@pytest.mark.parametrize("fmt", ["md", "json"])
+@pytest.mark.parametrize("fmt", ["text", "md", "json"])
 def test_runs_show_prints_the_format_the_run_printed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
 ) -> None:
-    code, report, err = in_process(capsys, *kfold_args(marks_file(tmp_path), "--format", fmt))
+    """With an LLM grader beside the lexical one (the simulated judge): the judge line names
+    both, and the stored fit prints the same report in each format."""
+    args = kfold_args(marks_file(tmp_path), "--also", "pass3", "--format", fmt)
+    code, report, err = in_process(capsys, *args)
     assert code == 0, err
+    assert "SIMULATED grader (pass3" in report
     fit_id = int(re.search(r"stored as run kfold:(\d+)", err).group(1))  # type: ignore[union-attr]
     code, again, err = in_process(capsys, "runs", "show", f"kfold:{fit_id}", "--format", fmt)
     assert code == 0, err
     assert again == report
     if fmt == "json":
         body = json.loads(again)
-        assert body["n"] == 12 and body["k"] == 3 and body["graders"] == ["lexical"]
+        assert body["n"] == 12 and body["k"] == 3 and body["graders"] == ["lexical", "pass3"]
         assert body["calibration"].endswith("marks.json")
 
 
@@ -178,6 +182,39 @@ def test_the_stored_fit_keeps_what_was_fitted(
     kinds = [type(e).__name__ for e in stored.events]
     assert kinds[0] == "GradeStarted" and kinds[-2:] == ["GradeFinished", "KFoldScored"]
     assert kinds.count("ItemGraded") == 12 and len(record.grade_runs) == 1
+
+
+async def test_the_stored_result_is_the_run_s_own(tmp_path: Path) -> None:
+    """Every field of the KFoldResult — held-out predictions, intervals, refitted models — reads
+    back equal to what the run made (neighbours and combined models, a calibration saved)."""
+    from quiztui.formats.marked import load_marked, parse_scale
+    from quiztui.pipeline.grade import GradeSettings
+    from quiztui.pipeline.grade_fit import KFoldRun, KFoldScored
+
+    marked = load_marked(
+        marks_file(tmp_path),
+        parse_scale("0-10"),
+        {"question": "question", "reference": "model_answer", "candidate": "response"}
+        | {"human": "mark", "id": "student"},
+    )
+    with Store(tmp_path / "runs.db") as store:
+        run = KFoldRun(
+            marked,
+            ["lexical"],
+            GradeSettings(grader="lexical"),
+            store=store,
+            folds=4,
+            seed=3,
+            save_dir=tmp_path / "calibrations",
+        )
+        scored = [e async for e in run.events() if isinstance(e, KFoldScored)]
+        (event,) = scored
+        assert event.run_id is not None
+        record = GradeFitStore(store.conn).get_fit(event.run_id)
+    assert record is not None and record.status == "finished"
+    assert event.result.neighbour_groups == 3 and event.result.final
+    assert record.result == event.result
+    assert record.calibration_path == str(event.calibration_path)
 
 
 def test_runs_show_refuses_what_it_cannot_show(
