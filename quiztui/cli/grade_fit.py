@@ -192,8 +192,12 @@ async def _kfold(
             file=sys.stderr,
         )
     if scored.run_id is not None:
+        from quiztui.pipeline.history import load_kfold
+
+        state = load_kfold(store, scored.run_id, replay=False).state  # "" when finished
         print(
-            f"stored as run kfold:{scored.run_id} (quiztui runs show kfold:{scored.run_id})",
+            f"stored as run kfold:{scored.run_id}{f', {state}' if state else ''}"
+            f" (quiztui runs show kfold:{scored.run_id})",
             file=sys.stderr,
         )
     return 0
