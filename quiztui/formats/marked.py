@@ -88,6 +88,7 @@ def load_marked(
     folds: dict[str, str] = {}
     if skipped is None:
         skipped = []
+    already = len(skipped)
     items = load_answers(path, strict=strict, skipped=skipped, columns=columns, extras=folds)
     problems: list[QuizProblem] = []
     out: list[GradeItem] = []
@@ -116,6 +117,9 @@ def load_marked(
         raise QuizFormatError(shown, problems)
     skipped.extend(str(p) for p in problems)
     folds = {k: v for k, v in folds.items() if k in {item.id for item in out}}
+    if len(out) < 4 and not strict and (problems or len(skipped) > already):
+        # too few good rows to fit on: the rows' own problems say why (as --strict would)
+        return load_marked(path, scale, columns, strict=True)
     if len(out) < 4:
         raise QuizFormatError(
             shown, [QuizProblem(shown, f"{len(out)} marked answers: at least 4 are needed")]
