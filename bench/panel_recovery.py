@@ -14,9 +14,9 @@ about 82 % of seeds (41 of 50 expected).
 So the bench also separates the fit's own error from the world's sampling noise: the structured
 fit against the *realized* rates — the share of its true options each judge actually called
 true (and of its false options false) in that seed, what the truth-known count measures — and
-the coverage of the fit's 95 % intervals (``StructuredFit.tpr_ci``/``tnr_ci``, from the observed
-information) over the judges' generating rates: the interval, not the point, is what carries the
-sampling noise to the user.
+the coverage of the fit's 95 % intervals (``StructuredFit.tpr_ci``/``tnr_ci``: Wilson on the
+effective counts from the observed information) over the judges' generating rates: the interval,
+not the point, is what carries the sampling noise to the user.
 
     .venv/bin/python bench/panel_recovery.py
     .venv/bin/python bench/panel_recovery.py --seeds 20 --questions 600
@@ -145,7 +145,8 @@ def main() -> None:
         f" {worst_realized:.3f}"
     )
     print(
-        f"structured 95 % intervals (observed information) contain the generating rate:"
+        "structured 95 % intervals (Wilson on the observed-information counts) contain the"
+        " generating rate:"
         f" {covered} of {rates_total} ({covered / rates_total:.1%})"
     )
     from scipy.stats import binom

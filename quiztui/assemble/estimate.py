@@ -26,7 +26,7 @@ def judge_profile(
         provider=provider.name,
         model=provider.model,
         prompt_hash=prompt.hash,
-        batch_size=settings.batch_size if settings.mode == "assertion" else 1,
+        batch_size=settings.profile_batch_size,
         mode=settings.mode,
     )
 

@@ -44,11 +44,17 @@ def member_config(config: Config, spec: str) -> Config:
 
 @asynccontextmanager
 async def panel_run(
-    configs: list[Config], quiz: Quiz, store: Store, model: str = "structured"
+    configs: list[Config],
+    quiz: Quiz,
+    store: Store,
+    model: str = "structured",
+    *,
+    save_profiles: bool = False,
 ) -> AsyncIterator[PanelRun]:
     """A panel over ``quiz``, one member per config (the first config's prompt and settings);
     the members' providers are closed when the block ends. ``model``: the panel fit,
-    "structured" or "dawid-skene"."""
+    "structured" or "dawid-skene"; ``save_profiles``: keep a usable fit's rates as judge
+    profiles."""
     from quiztui.assemble.common import prompt_for
     from quiztui.assemble.vet import vet_settings
     from quiztui.pipeline.panel import PanelRun
@@ -68,6 +74,7 @@ async def panel_run(
             prior=settings.prior,
             model=model,
             prior_auto=settings.prior_auto,
+            save_profiles=save_profiles,
         )
     finally:
         for p in providers:

@@ -58,6 +58,12 @@ def register(sub: Any, parents: Parents) -> None:
         " variable) or dawid-skene (one independent bit per assertion, for quizzes without a"
         " single key)",
     )
+    panel.add_argument(
+        "--save-profiles",
+        action="store_true",
+        help="keep each judge's fitted rates as its judge profile (structured fit, when usable):"
+        " a later vet with that judge alone uses them, labelled 'panel fit'",
+    )
     panel.add_argument("--format", choices=("text", "json", "md"), default="text")
     panel.add_argument("-o", "--output", type=Path, help="write the panel report to this file")
 
@@ -92,12 +98,20 @@ def panel_configs(config: Config, args: argparse.Namespace) -> list[Config]:
 PANEL_ALERTS = ("NOT USABLE", "The posteriors below use the uncalibrated rates")
 
 
-def panel_text(summary: Any, fmt: str) -> str:
-    """The panel report: judges, agreement, disagreements (text, Markdown or JSON)."""
+def panel_text(summary: Any, fmt: str, finished: Any = None) -> str:
+    """The panel report: judges, agreement, disagreements (text, Markdown or JSON); with
+    ``finished`` (``--save-profiles``) the JSON also lists what was saved."""
     from quiztui.report.writers import md_cell
 
     if fmt == "json":
-        return json.dumps(panel_dict(summary), indent=2, ensure_ascii=False) + "\n"
+        body = panel_dict(summary)
+        if finished is not None and (finished.profiles or finished.not_saved):
+            body["saved_profiles"] = [
+                {"id": p.id, "model": p.model, "tpr": p.tpr, "tnr": p.tnr}
+                for p in finished.profiles
+            ]
+            body["not_saved"] = list(finished.not_saved)
+        return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
     letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     judges = [
         {
@@ -234,12 +248,14 @@ def panel_dict(summary: Any) -> dict[str, Any]:
     }
 
 
-async def _run_panel(configs: list[Config], quiz: Any, store: Any, model: str) -> Any:
+async def _run_panel(
+    configs: list[Config], quiz: Any, store: Any, model: str, save_profiles: bool = False
+) -> Any:
     from quiztui.assemble.panel import panel_run
     from quiztui.pipeline.events import RunFinished
     from quiztui.pipeline.panel import PanelFinished, PanelMemberEvent
 
-    async with panel_run(configs, quiz, store, model) as run:
+    async with panel_run(configs, quiz, store, model, save_profiles=save_profiles) as run:
         for i, p in enumerate(run.providers):
             print(f"quiztui: panel judge {i + 1}: {p.label}", file=sys.stderr)
         async for event in run.events():
@@ -251,7 +267,7 @@ async def _run_panel(configs: list[Config], quiz: Any, store: Any, model: str) -
                     file=sys.stderr,
                 )
             elif isinstance(event, PanelFinished):
-                return event.summary
+                return event
     return None
 
 
@@ -261,8 +277,24 @@ def cmd_panel(config: Config, args: argparse.Namespace) -> int:
     configs = panel_configs(config, args)
     quiz = load_input(config, args)
     with Store(config.db_path()) as store:
-        summary = asyncio.run(_run_panel(configs, quiz, store, args.fit))
+        finished = asyncio.run(_run_panel(configs, quiz, store, args.fit, args.save_profiles))
     from quiztui.report.writers import write_report
 
-    write_report(panel_text(summary, args.format), args.output, alerts=PANEL_ALERTS)
+    write_report(
+        panel_text(finished.summary, args.format, finished), args.output, alerts=PANEL_ALERTS
+    )
+    for line in saved_profile_lines(finished):
+        print(f"quiztui: {line}", file=sys.stderr)
     return 0
+
+
+def saved_profile_lines(finished: Any) -> list[str]:
+    """What ``--save-profiles`` kept, in the one wording of a profile's rates, and what not."""
+    from quiztui.core.figures import judge_rates_text
+
+    lines = []
+    for profile in finished.profiles:
+        a = profile.accuracy()  # the rates a later vet with this judge scores with, as it says
+        rates = judge_rates_text(a.tpr, a.tnr, a.tpr_ci, a.tnr_ci, a.label)
+        lines.append(f"saved judge profile #{profile.id} for {profile.model}: {rates}")
+    return lines + list(finished.not_saved)

@@ -18,15 +18,14 @@ from statistics import NormalDist
 from typing import Literal
 
 from quiztui.core.bayes import JudgeAccuracy
-from quiztui.core.figures import profile_source
+from quiztui.core.figures import PANEL_FIT, profile_source
 
 IntervalMethod = Literal["wilson", "beta"]
 JudgeMode = Literal["assertion", "question"]
 
 
-def wilson_interval(successes: float, n: float, level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion; (0, 1) when n = 0. Counts may be
-    expected (weighted) counts, as the panel fit's are."""
+def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion; (0, 1) when n = 0."""
     if n <= 0:
         return (0.0, 1.0)
     if not 0 <= successes <= n:
@@ -37,6 +36,21 @@ def wilson_interval(successes: float, n: float, level: float = 0.95) -> tuple[fl
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def effective_counts(rate: float, size: float) -> tuple[int, int]:
+    """Whole (successes, n) for a rate known with the precision of ``size`` binomial trials (a
+    panel fit's effective sample size): n within 10 % of ``size`` (at least 1), the one whose
+    rounded count comes closest to ``rate``, so its share shows as the rate and its Wilson interval
+    as the fit's precision."""
+    rate = min(max(rate, 0.0), 1.0)
+    centre = max(1, round(size))
+    reach = centre // 10
+    n = min(
+        range(max(1, centre - reach), centre + reach + 1),
+        key=lambda m: (abs(round(rate * m) / m - rate), abs(m - centre)),
+    )
+    return round(rate * n), n
 
 
 def beta_interval(
@@ -148,6 +162,11 @@ class JudgeProfile:
     label_extra: str = field(default="", compare=False)
 
     @property
+    def from_panel(self) -> bool:
+        """Saved from a panel fit (``panel --save-profiles``), not measured on gold labels."""
+        return self.gold.startswith(PANEL_FIT)
+
+    @property
     def tpr(self) -> float:
         return self.confusion.tpr
 
@@ -185,7 +204,7 @@ class JudgeProfile:
             tnr=(c.tn + 1) / (c.negatives + 2),
             calibrated=True,
             # the source only: core/figures.judge_rates_text shows the rates beside it
-            label=profile_source(self.id, self.created_at),
+            label=profile_source(self.id, self.created_at, panel=self.from_panel),
             counts=(c.tp, c.fn, c.tn, c.fp),
             tpr_ci=self.tpr_ci,
             tnr_ci=self.tnr_ci,
@@ -198,6 +217,7 @@ __all__ = [
     "JudgeMode",
     "JudgeProfile",
     "beta_interval",
+    "effective_counts",
     "rate_interval",
     "wilson_interval",
 ]

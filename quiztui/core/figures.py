@@ -45,10 +45,13 @@ def measured_on(created_at: float) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(created_at))
 
 
-def profile_source(profile_id: int | None, created_at: float) -> str:
-    """``profile #3 measured 2026-11-20`` (the label a profile's accuracy carries)."""
+def profile_source(profile_id: int | None, created_at: float, *, panel: bool = False) -> str:
+    """``profile #3 measured 2026-11-20`` (the label a profile's accuracy carries), or for a
+    profile saved from a panel fit (no gold: ``panel --save-profiles``) ``profile #3 panel fit
+    2026-11-20``."""
     ident = f"profile #{profile_id}" if profile_id is not None else "profile"
-    return f"{ident} measured {measured_on(created_at)}" if created_at > 0 else ident
+    how = PANEL_FIT if panel else "measured"
+    return f"{ident} {how} {measured_on(created_at)}" if created_at > 0 else ident
 
 
 def judge_source(calibration: str) -> str:

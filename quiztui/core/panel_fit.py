@@ -40,10 +40,10 @@ class StructuredFit:
     key_right: float  # κ: P(the key is the correct option)
     none_share: float  # ρ: P(no option is correct)
     posterior: npt.NDArray[np.float64]  # questions × (options + 1): P(c = i); last column: none
-    # 95 % intervals per judge (judges × 2), from the observed information (a rate at its clip:
-    # Wilson on the expected counts; NaN: no verdicts; see :meth:`_Data.intervals`)
-    tpr_ci: npt.NDArray[np.float64]
-    tnr_ci: npt.NDArray[np.float64]
+    # per judge (judges × 2): (successes, n) with the fitted rate's share and the fit's precision
+    # (see :meth:`_Data.effective_counts`); the rates' 95 % intervals are their Wilson intervals
+    tpr_counts: npt.NDArray[np.int64]
+    tnr_counts: npt.NDArray[np.int64]
     log_likelihood: float
     iterations: int
     converged: bool
@@ -53,6 +53,15 @@ class StructuredFit:
     def usable(self) -> bool:
         """Fit to be offered as a judge profile: converged, no label switching, identified."""
         return not self.problems
+
+    @property
+    def tpr_ci(self) -> npt.NDArray[np.float64]:
+        """95 % interval of each judge's TPR (judges × 2; NaN: no verdicts)."""
+        return _intervals(self.tpr_counts)
+
+    @property
+    def tnr_ci(self) -> npt.NDArray[np.float64]:
+        return _intervals(self.tnr_counts)
 
     def interval(self, judge: int) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
         """Judge ``judge``'s (TPR interval, TNR interval); None where there is none."""
@@ -138,12 +147,12 @@ def structured_fit(
                 f"label switching: judge {j + 1} fitted worse than chance"
                 f" (TPR {tpr[j]:.2f} + TNR {tnr[j]:.2f} < 1)"
             )
-    tpr_ci, tnr_ci = data.intervals(tpr, tnr, kappa, rho, post)
+    tpr_counts, tnr_counts = data.effective_counts(tpr, tnr, kappa, rho, post)
     return StructuredFit(
         tpr=tpr,
         tnr=tnr,
-        tpr_ci=tpr_ci,
-        tnr_ci=tnr_ci,
+        tpr_counts=tpr_counts,
+        tnr_counts=tnr_counts,
         key_right=kappa,
         none_share=rho,
         posterior=post,
@@ -214,29 +223,31 @@ class _Data:
             np.sum(false_w * self.observed, axis=(0, 1)),
         )
 
-    def intervals(
+    def effective_counts(
         self,
         tpr: npt.NDArray[np.float64],
         tnr: npt.NDArray[np.float64],
         kappa: float,
         rho: float,
         post: npt.NDArray[np.float64],
-        z: float = 1.959963984540054,
-    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        """95 % intervals of every judge's TPR and TNR from the observed information.
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Per judge, (successes, n) for its TPR and for its TNR: whole counts whose share is the
+        fitted rate and whose binomial precision is the fit's, so the fit's interval is their
+        Wilson interval and a judge profile can keep them as its counts.
 
-        The marginal log-likelihood (the correct option summed out, so the intervals carry the
-        uncertainty of not knowing it) is differentiated twice, by central differences, in the
-        logits of the 2 × judges rates with κ and ρ held at their fit; the inverse of the
-        negative Hessian gives the covariance, and logit ± z·SE is mapped back, so an interval
-        stays inside (0, 1). Where the likelihood is not curved (a rate at its clip, a judge
-        with no information) that rate is held and gets the Wilson interval of its expected
-        counts under ``post`` instead: one-sided at 0 or 1, and without the latent uncertainty. ``bench/panel_recovery.py`` measures their
-        coverage on simulated panels.
+        The precision comes from the observed information: the marginal log-likelihood (the
+        correct option summed out, so not knowing it costs precision) is differentiated twice, by
+        central differences, in the logits of the 2 × judges rates with κ and ρ held at their
+        fit; a rate with logit variance v has the precision of n = 1 / (p (1 − p) v) verdicts.
+        Where the likelihood is not curved (a rate at its clip, a judge with no information) the
+        expected counts under ``post`` stand instead. ``bench/panel_recovery.py`` measures the
+        intervals' coverage on simulated panels.
         """
+        from quiztui.core.calibration import effective_counts
+
         nj = len(tpr)
-        x0 = np.concatenate([_logit(tpr), _logit(tnr)])
-        out = np.full(2 * nj, np.nan), np.full(2 * nj, np.nan)
+        rates = np.concatenate([tpr, tnr])
+        x0 = _logit(rates)
         free = np.flatnonzero(np.isfinite(x0) & (np.abs(x0) <= _LOGIT_EDGE))
 
         def loglik(x: npt.NDArray[np.float64]) -> float:
@@ -258,25 +269,29 @@ class _Data:
             variance = np.diag(np.linalg.inv(-hessian)) if n else np.zeros(0)
         except np.linalg.LinAlgError:
             variance = np.full(n, np.nan)
+        said_true, positives, said_false, negatives = self.expected_counts(post)
+        size = np.concatenate([positives, negatives])  # expected verdicts behind each rate
         ok = np.isfinite(variance) & (variance > 0)
-        se = np.sqrt(np.where(ok, variance, 1.0))
-        at = free[ok]
-        out[0][at] = _expit(x0[at] - z * se[ok])
-        out[1][at] = _expit(x0[at] + z * se[ok])
-        if len(at) < 2 * nj:
-            from quiztui.core.calibration import wilson_interval
-
-            said_true, positives, said_false, negatives = self.expected_counts(post)
-            counts = ((said_true, positives), (said_false, negatives))
-            for i in sorted(set(range(2 * nj)) - set(at.tolist())):
-                hits, seen = counts[i // nj][0][i % nj], counts[i // nj][1][i % nj]
-                if seen > 0:
-                    out[0][i], out[1][i] = wilson_interval(float(min(hits, seen)), float(seen))
-        bounds = np.stack(out, axis=1)
-        return bounds[:nj], bounds[nj:]
+        size[free[ok]] = 1.0 / (rates[free[ok]] * (1 - rates[free[ok]]) * variance[ok])
+        counts = np.zeros((2 * nj, 2), dtype=np.int64)
+        for i in range(2 * nj):
+            if size[i] >= 0.5:
+                counts[i] = effective_counts(float(rates[i]), float(size[i]))
+        return counts[:nj], counts[nj:]
 
 
-_LOGIT_EDGE = 9.0  # |logit| past this (a rate within ~1e-4 of 0 or 1): held, Wilson instead
+def _intervals(counts: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """The Wilson interval of each (successes, n) row; NaN where n = 0."""
+    from quiztui.core.calibration import wilson_interval
+
+    out = np.full((len(counts), 2), np.nan)
+    for i, (k, n) in enumerate(counts):
+        if n > 0:
+            out[i] = wilson_interval(int(k), int(n))
+    return out
+
+
+_LOGIT_EDGE = 9.0  # |logit| past this (a rate within ~1e-4 of 0 or 1): expected counts instead
 
 
 def _logit(p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -33,6 +34,8 @@ from quiztui.core.agreement import (
 )
 from quiztui.core.assertions import decompose
 from quiztui.core.bayes import JudgeAccuracy, panel_posterior
+from quiztui.core.calibration import Confusion, JudgeProfile
+from quiztui.core.figures import PANEL_FIT
 from quiztui.core.panel_fit import StructuredFit, structured_fit
 from quiztui.core.prior import HIGHEST, LOWEST
 from quiztui.core.quiz import Question, Quiz
@@ -42,6 +45,10 @@ from quiztui.pipeline.prompts import PromptTemplate
 from quiztui.pipeline.vet import VetRun, VetSettings
 from quiztui.providers.base import Provider
 from quiztui.store import Store
+
+# A judge profile saved from a panel fit needs at least this many effective verdicts behind each
+# rate (its effective n, core/panel_fit): below it the interval is too wide to lean on.
+MIN_PANEL_COUNT = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +67,10 @@ class JudgeEstimate:
     tnr: float
     judged: int
     said_true: int
-    # 95 % intervals of the structured fit (observed information); None for Dawid–Skene or
-    # where the likelihood gives none
+    # The structured fit's effective (successes, n) per rate and their 95 % Wilson intervals
+    # (core/panel_fit: the fit's precision from the observed information); None for Dawid–Skene
+    tpr_counts: tuple[int, int] | None = None
+    tnr_counts: tuple[int, int] | None = None
     tpr_ci: tuple[float, float] | None = None
     tnr_ci: tuple[float, float] | None = None
 
@@ -110,6 +119,9 @@ class PanelSummary:
 @dataclass(frozen=True, slots=True)
 class PanelFinished:
     summary: PanelSummary
+    # ``save_profiles``: the judge profiles saved from the fit, and a line per judge not saved
+    profiles: tuple[JudgeProfile, ...] = ()
+    not_saved: tuple[str, ...] = ()
 
 
 PanelEvent = PanelMemberEvent | PanelFinished
@@ -125,6 +137,7 @@ class PanelRun:
     prior: float = 0.95
     model: str = "structured"  # or "dawid-skene": the per-assertion fit
     prior_auto: bool = False  # prior = "auto": a usable structured fit's P(key right) is the prior
+    save_profiles: bool = False  # keep a usable structured fit's rates as judge profiles
 
     async def events(self) -> AsyncIterator[PanelEvent]:
         if len(self.providers) < 2:
@@ -135,15 +148,84 @@ class PanelRun:
         async with life.stream(partial(self._members, summaries)) as events:
             async for item in events:
                 yield item
-        yield PanelFinished(
-            aggregate(
-                self.quiz,
-                [summaries[i] for i in range(len(self.providers))],
-                self.prior,
-                model=self.model,
-                prior_auto=self.prior_auto,
-            )
+        runs = [summaries[i] for i in range(len(self.providers))]
+        summary = aggregate(
+            self.quiz, runs, self.prior, model=self.model, prior_auto=self.prior_auto
         )
+        if not self.save_profiles:
+            yield PanelFinished(summary)
+            return
+        profiles, not_saved = self._save_profiles(summary, runs)
+        yield PanelFinished(summary, profiles, not_saved)
+
+    def _save_profiles(
+        self, summary: PanelSummary, runs: Sequence[RunSummary]
+    ) -> tuple[tuple[JudgeProfile, ...], tuple[str, ...]]:
+        """Each judge's fitted rates as a judge profile of its set-up (provider, model, prompt,
+        batch size, mode), so a later ``vet`` with that judge alone uses them. Only a usable
+        structured fit is kept; a judge whose set-up another member shares (repeated samples of
+        one model), or whose rates rest on fewer than ``MIN_PANEL_COUNT`` effective verdicts, is
+        not. The profile keeps the fit's effective counts, so it shows the fit's intervals."""
+        if summary.model != "structured":
+            return (), ("not saved: judge profiles come from the structured fit only",)
+        if not summary.usable:
+            why = "; ".join(summary.problems) or "did not converge"
+            return (), (f"not saved: the fit is not usable ({why})",)
+        keys = [
+            (
+                p.name,
+                p.model,
+                self.prompt.hash,
+                self.settings.profile_batch_size,
+                self.settings.mode,
+            )
+            for p in self.providers
+        ]
+        saved: list[JudgeProfile] = []
+        skipped: list[str] = []
+        now = time.time()
+        for j, (provider, estimate, run) in enumerate(
+            zip(self.providers, summary.judges, runs, strict=True), start=1
+        ):
+            twins = [i + 1 for i, key in enumerate(keys) if key == keys[j - 1] and i + 1 != j]
+            if twins:
+                skipped.append(
+                    f"judge {j}: not saved: the same set-up as judge"
+                    f" {', '.join(map(str, twins))} (repeated samples of one model share its"
+                    " blind spots)"
+                )
+                continue
+            if estimate.tpr_counts is None or estimate.tnr_counts is None:
+                skipped.append(f"judge {j}: not saved: its rates have no counts")
+                continue
+            (tp, positives), (tn, negatives) = estimate.tpr_counts, estimate.tnr_counts
+            if min(positives, negatives) < MIN_PANEL_COUNT:
+                skipped.append(
+                    f"judge {j}: not saved: its rates rest on too few verdicts (about"
+                    f" {min(positives, negatives)} effective; {MIN_PANEL_COUNT} needed)"
+                )
+                continue
+            profile = JudgeProfile(
+                provider=provider.name,
+                model=provider.model,
+                prompt_hash=self.prompt.hash,
+                batch_size=self.settings.profile_batch_size,
+                mode="question" if self.settings.mode == "question" else "assertion",
+                confusion=Confusion(tp, positives - tp, tn, negatives - tn),
+                gold=(
+                    f"{PANEL_FIT} (structured) of {len(self.providers)} judges on"
+                    f" {self.quiz.title}: {len(self.quiz.questions)} questions"
+                ),
+                questions=len(self.quiz.questions),
+                simulated=provider.simulated,
+                requests=run.requests,
+                tokens_in=run.tokens_in,
+                tokens_out=run.tokens_out,
+                run_id=run.run_id,
+                created_at=now,
+            )
+            saved.append(replace(profile, id=self.store.profiles.save(profile)))
+        return tuple(saved), tuple(skipped)
 
     async def _members(
         self, summaries: dict[int, RunSummary], emit: Emit[PanelMemberEvent]
@@ -203,6 +285,8 @@ def aggregate(
             tnr=float(tnrs[j]),
             judged=int(np.sum(~np.isnan(labels[:, j]))),
             said_true=int(np.nansum(labels[:, j])),
+            tpr_counts=None if fit is None else _pair(fit.tpr_counts[j]),
+            tnr_counts=None if fit is None else _pair(fit.tnr_counts[j]),
             tpr_ci=None if fit is None else fit.interval(j)[0],
             tnr_ci=None if fit is None else fit.interval(j)[1],
         )
@@ -256,6 +340,10 @@ def aggregate(
         problems=fit.problems,
         prior=prior,
     )
+
+
+def _pair(row: np.ndarray) -> tuple[int, int]:
+    return int(row[0]), int(row[1])
 
 
 def _structured(quiz: Quiz, labels: np.ndarray, index: dict[str, int]) -> StructuredFit:

@@ -52,6 +52,12 @@ class VetSettings:
     mode: str = "assertion"  # "assertion": batches of assertions; "question": one per question
     logprobs: bool = False  # ask the judge for token logprobs: P(true) per assertion
 
+    @property
+    def profile_batch_size(self) -> int:
+        """The batch size a judge profile of this set-up is kept under: one request per question
+        in question mode, whatever ``batch_size`` says."""
+        return self.batch_size if self.mode == "assertion" else 1
+
 
 @dataclass
 class VetRun:
