@@ -292,6 +292,10 @@ def test_a_provider_failure_mid_grading_is_a_failed_fit(
         code, _, err = in_process(capsys, *kfold_args(path, *judge, "--also", "pass3"))
         assert any(r.status == 401 for r in server.requests)
     assert "Traceback" not in err
+    # not a result: exit 1, the grader and why named, and no calibration fitted without it
+    assert code == 1
+    assert "quiztui: error: grader pass3 stopped part-way (" in err
+    assert "no calibration was saved" in err and "calibration saved:" not in err
     # the run says where it was stored, and that it is incomplete, in the house wording
     assert f"stored as run kfold:1, {run_state_text('failed', 12)} (quiztui runs" in err
     with Store(db_path()) as store:

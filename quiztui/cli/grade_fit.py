@@ -200,6 +200,18 @@ async def _kfold(
             f" (quiztui runs show kfold:{scored.run_id})",
             file=sys.stderr,
         )
+    if scored.stopped:
+        from quiztui.cli.grade import NOTHING_SCORED
+
+        # A grader the judge stopped part-way: its rows rest on the answers it did score, and a
+        # calibration fitted without it is not what was asked for, so none was saved.
+        for grader, why in scored.stopped:
+            print(
+                f"quiztui: error: grader {grader} stopped part-way ({why}); its unscored answers"
+                " are left out of its rows, and no calibration was saved",
+                file=sys.stderr,
+            )
+        return NOTHING_SCORED
     return 0
 
 

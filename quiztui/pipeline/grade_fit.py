@@ -37,7 +37,14 @@ from quiztui.core.grading import GradeItem
 from quiztui.core.lexical import normalize_answer
 from quiztui.errors import QuiztuiError
 from quiztui.formats.marked import MarkedFile, Scale
-from quiztui.pipeline.grade import GradeEvent, GradeRun, GradeSettings, ItemGraded, lexical_outcome
+from quiztui.pipeline.grade import (
+    GradeEvent,
+    GradeFinished,
+    GradeRun,
+    GradeSettings,
+    ItemGraded,
+    lexical_outcome,
+)
 from quiztui.pipeline.kfold_record import FitRecord
 from quiztui.providers.base import Provider
 from quiztui.store import Store
@@ -51,6 +58,9 @@ class KFoldScored:
     scale: Scale
     calibration_path: Path | None  # where the fitted calibration was saved (None: not saved)
     run_id: int | None = None  # the fit kept in the store (kfold:N in quiztui runs)
+    # graders that stopped part-way (a judge refusing the key), and why: their unscored answers
+    # are left out of their rows, and no calibration is saved from such a fit
+    stopped: tuple[tuple[str, str], ...] = ()
 
 
 def group_key(item: GradeItem) -> str:
@@ -164,6 +174,7 @@ class KFoldRun:
     async def _events(self) -> AsyncGenerator[GradeEvent | KFoldScored, None]:
         items = list(self.marked.items)
         n = len(items)
+        stopped: list[tuple[str, str]] = []
         cols: dict[str, np.ndarray] = {
             LEXICAL: np.array([lexical_outcome(it).raw for it in items], dtype=float)
         }
@@ -183,6 +194,8 @@ class KFoldRun:
             async for event in run.events():
                 if isinstance(event, ItemGraded) and event.outcome.raw is not None:
                     raw[event.seq] = event.outcome.raw
+                elif isinstance(event, GradeFinished) and event.summary.stopped:
+                    stopped.append((grader, event.summary.stopped))
                 yield event
             cols[grader] = raw
         if self.similarity == "embedding" and self.embedder is None:
@@ -209,11 +222,11 @@ class KFoldRun:
         except ValueError as exc:
             raise QuiztuiError(f"{self.marked.path}: {exc}") from None
         path = None
-        if self.save_dir is not None:
+        if self.save_dir is not None and not stopped:
             path = save_calibration(
                 self.save_dir, self.marked, result, self.similarity, self.save_name
             )
-        yield KFoldScored(result, self.marked.scale, path)
+        yield KFoldScored(result, self.marked.scale, path, stopped=tuple(stopped))
 
 
 def _fields(settings: GradeSettings) -> dict[str, Any]:
