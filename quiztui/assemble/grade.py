@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quiztui.assemble.common import prompt_dir
+from quiztui.errors import QuiztuiError
 
 if TYPE_CHECKING:
     from quiztui.config import Config
     from quiztui.core.grading import GradeItem
     from quiztui.pipeline.grade import GradeSettings
+    from quiztui.pipeline.grade_fit import Calibration
     from quiztui.providers.base import Provider
     from quiztui.store import Store
 
@@ -102,6 +105,74 @@ def calibrations_dir() -> Path:
     from quiztui.locations import data_dir
 
     return data_dir() / "calibrations"
+
+
+def answers_calibration(config: Config, value: str | None) -> Calibration | None:
+    """The calibration grading answers applies: ``--calibration`` (a file or a saved name),
+    else ``[grade] answers_calibration``; ``none`` (or an empty setting) applies none."""
+    from quiztui.pipeline.grade_fit import NO_CALIBRATION, find_calibration
+
+    what = "--calibration"
+    if value is None:
+        value, what = config.grade.answers_calibration, "[grade] answers_calibration"
+    if not value or value.lower() == NO_CALIBRATION:
+        return None
+    return find_calibration(value, calibrations_dir(), what)
+
+
+def calibration_embedder(calibration: Calibration | None) -> Any:
+    """The embedder a calibration's neighbours model compares answers with (None: lexical)."""
+    if calibration is None or calibration.similarity != "embedding":
+        return None
+    from quiztui.embed import load_embedder
+
+    return load_embedder()
+
+
+@dataclass(frozen=True)
+class GradeCalibrations:
+    """What the Grade screen needs for calibrated scores: the calibration applied when it opens
+    (with its neighbours' embedder), the names its picker offers and how to load one; ``problem``
+    says why the configured one is not applied. Both faces build it here (``grade --tui`` and the
+    vet app's ``a``), so the screen maps scores the same way whichever opened it."""
+
+    calibration: Calibration | None
+    embedder: Any
+    names: list[str]
+    load: Callable[[str], tuple[Calibration, Any]]
+    problem: str | None = None
+
+    def grader(self, default: str) -> str:
+        """The grader the screen starts with: the calibration's, since its scores are mapped."""
+        return self.calibration.grader if self.calibration is not None else default
+
+
+def grade_calibrations(calibration: Calibration | None) -> GradeCalibrations:
+    """``calibration`` applied, and the picker over the saved calibrations (and this one, when it
+    was given by a path outside the calibrations folder)."""
+    from quiztui.pipeline.grade_fit import load_calibration, saved_calibrations
+
+    saved = {c.name: c.path for c in saved_calibrations(calibrations_dir())}
+    if calibration is not None:
+        saved[calibration.name] = Path(calibration.path)
+
+    def load(name: str) -> tuple[Calibration, Any]:
+        """A calibration picked on the Grade screen, and its neighbours' embedder."""
+        picked = load_calibration(saved[name])
+        return picked, calibration_embedder(picked)
+
+    return GradeCalibrations(calibration, calibration_embedder(calibration), list(saved), load)
+
+
+def configured_calibrations(config: Config) -> GradeCalibrations:
+    """The vet app's Grade screen: ``[grade] answers_calibration`` applied when set; one that
+    cannot be found, read or embedded is not applied and ``problem`` says why, in one line (the
+    picker still offers the saved ones)."""
+    try:
+        calibration = answers_calibration(config, None)
+        return grade_calibrations(calibration)
+    except QuiztuiError as exc:
+        return replace(grade_calibrations(None), problem=str(exc))
 
 
 async def kfold_events(

@@ -192,7 +192,7 @@ def cmd_grade(config: Config, args: argparse.Namespace) -> int:
         return asyncio.run(_benchmark(config, bench, grader, calibration, args))
     calibrated = None
     if args.calibration is not None or args.file is not None:
-        from quiztui.cli.grade_fit import answers_calibration
+        from quiztui.assemble.grade import answers_calibration
 
         calibrated = answers_calibration(config, args.calibration)
         if calibrated is not None:
@@ -348,23 +348,11 @@ def _tui(config: Config, **what: Any) -> int:
     """The Grade screen (``items=(items, source, grader)``, ``calibrated``: a saved calibration
     whose scores it shows beside the raw ones) or the Benchmark screen
     (``benchmark=(bench, grader, calibration)``), over the same event streams as the CLI."""
-    from quiztui.assemble.grade import calibrations_dir
-    from quiztui.cli.grade_fit import calibration_embedder
-    from quiztui.pipeline.grade_fit import load_calibration, saved_calibrations
+    from quiztui.assemble.grade import grade_calibrations
     from quiztui.store import Store
     from quiztui.tui.grade_app import GradeApp
     from quiztui.tui.screens.benchmark import BenchmarkScreen
     from quiztui.tui.screens.grade import GradeScreen
-
-    # The Grade screen's calibration picker: the saved ones, and the one given (by name or path).
-    saved = {c.name: c.path for c in saved_calibrations(calibrations_dir())}
-    if what.get("calibrated") is not None:
-        saved[what["calibrated"].name] = Path(what["calibrated"].path)
-
-    def load_saved(name: str) -> tuple[Any, Any]:
-        """A calibration picked on the Grade screen, and its neighbours' embedder."""
-        calibration = load_calibration(saved[name])
-        return calibration, calibration_embedder(calibration)
 
     with Store(config.db_path()) as store:
         home: GradeScreen | BenchmarkScreen
@@ -385,7 +373,8 @@ def _tui(config: Config, **what: Any) -> int:
             )
         else:
             items, source, grader = what["items"]
-            calibrated = what.get("calibrated")
+            # The calibration given (or configured) and the picker over the saved ones.
+            calibrations = grade_calibrations(what.get("calibrated"))
 
             def start_grading(batch: list[GradeItem], chosen: str) -> AsyncIterator[Any]:
                 # The loaded file keeps its name as the run's source; a single answer has none.
@@ -399,10 +388,10 @@ def _tui(config: Config, **what: Any) -> int:
                 grader=grader,
                 source=source,
                 flush_interval=config.ui.flush_interval,
-                calibration=calibrated,
-                embedder=calibration_embedder(calibrated),
-                calibrations=list(saved),
-                load_calibration=load_saved,
+                calibration=calibrations.calibration,
+                embedder=calibrations.embedder,
+                calibrations=calibrations.names,
+                load_calibration=calibrations.load,
             )
         GradeApp(home, theme_name=config.ui.theme).run()
     return 0

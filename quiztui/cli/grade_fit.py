@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from quiztui.assemble.grade import calibration_embedder
 from quiztui.config import Config
 from quiztui.errors import QuiztuiError
 from quiztui.report.writers import write_report
@@ -261,29 +262,6 @@ def list_calibrations(fmt: str) -> int:
     print(text_table(rows), end="")
     print(f"in {where}; apply one with: quiztui grade FILE --calibration NAME")
     return 0
-
-
-def answers_calibration(config: Config, value: str | None) -> Any:
-    """The calibration grading answers applies: ``--calibration`` (a file or a saved name),
-    else ``[grade] answers_calibration``; ``none`` (or an empty setting) applies none."""
-    from quiztui.assemble.grade import calibrations_dir
-    from quiztui.pipeline.grade_fit import NO_CALIBRATION, find_calibration
-
-    what = "--calibration"
-    if value is None:
-        value, what = config.grade.answers_calibration, "[grade] answers_calibration"
-    if not value or value.lower() == NO_CALIBRATION:
-        return None
-    return find_calibration(value, calibrations_dir(), what)
-
-
-def calibration_embedder(calibration: Any) -> Any:
-    """The embedder a calibration's neighbours model compares answers with (None: lexical)."""
-    if calibration is None or calibration.similarity != "embedding":
-        return None
-    from quiztui.embed import load_embedder
-
-    return load_embedder()
 
 
 def calibrated_report(

@@ -204,6 +204,7 @@ def build_vet_app(
         grade=GradeService(
             lambda items, grader: grade.grade_events(config, store, items, None, grader),
             grader=config.grade.grader,
+            calibrations=lambda: grade.configured_calibrations(config),
         ),
         robustness=RobustnessService(
             lambda: robustness.robustness_events(config, store, quiz, robustness_settings),

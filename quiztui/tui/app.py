@@ -184,13 +184,21 @@ class QuiztuiApp(App[None]):
         if isinstance(self.screen, GradeScreen):
             return
         if self.grade_screen is None:
+            grade = self.services.grade
+            # The configured calibration and the saved ones, read now (not at start-up).
+            calibrations = grade.calibrations() if grade.calibrations is not None else None
             self.grade_screen = GradeScreen(
                 [],
-                self.services.grade.start,
-                grader=self.services.grade.grader,
+                grade.start,
+                grader=calibrations.grader(grade.grader) if calibrations else grade.grader,
                 autorun=False,
                 open_form=True,
                 flush_interval=self.flush_interval,
+                calibration=calibrations.calibration if calibrations else None,
+                embedder=calibrations.embedder if calibrations else None,
+                calibrations=calibrations.names if calibrations else (),
+                load_calibration=calibrations.load if calibrations else None,
+                calibration_problem=calibrations.problem if calibrations else None,
             )
             self.install_screen(self.grade_screen, name="grade")
         self.push_screen("grade")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from quiztui.core.figures import UNCALIBRATED_RATES
 
 if TYPE_CHECKING:
+    from quiztui.assemble.grade import GradeCalibrations
     from quiztui.core.bank import Bank
     from quiztui.core.calibration import JudgeProfile
     from quiztui.core.estimate import Estimate
@@ -41,10 +42,14 @@ class CalibrateService:
 
 @dataclass(frozen=True)
 class GradeService:
-    """The Grade screen (``a``): ``start(items, grader)`` gives a grade run's events."""
+    """The Grade screen (``a``): ``start(items, grader)`` gives a grade run's events;
+    ``calibrations()`` (called when the screen is first opened) the calibration applied — the
+    configured ``[grade] answers_calibration`` — and the picker's saved ones, as ``grade --tui``
+    gets them (None: no calibrations)."""
 
     start: StartGrading | None = None
     grader: str = "rubric10"
+    calibrations: Callable[[], GradeCalibrations] | None = None
 
 
 @dataclass(frozen=True)

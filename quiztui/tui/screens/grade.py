@@ -11,8 +11,10 @@ grade one answer on the spot (same ``start``, a one-item list). Every answer and
 With a saved calibration (``grade FILE --calibration NAME --tui``) a "calibrated (LO-HI)" column
 stands beside the raw score: the flush maps the answers graded since the last tick through
 ``Calibration.apply`` in one call, the same mapping the CLI report uses. When saved calibrations
-are offered (``calibrations`` and a ``load_calibration`` from the CLI), the grader row picks one
-(``c`` cycles, "none" takes the column away).
+are offered (``calibrations`` and a ``load_calibration``, from ``assemble.grade.grade_calibrations``
+for ``grade --tui`` and the vet app's ``a`` alike), the grader row picks one (``c`` cycles, "none"
+takes the column away). ``calibration_problem`` says why a configured calibration is not applied:
+a header line and a toast, the raw scores shown as they are.
 """
 
 from __future__ import annotations
@@ -231,9 +233,12 @@ class GradeScreen(LiveRunScreen):
         embedder: Any = None,
         calibrations: Sequence[str] = (),
         load_calibration: LoadCalibration | None = None,
+        calibration_problem: str | None = None,
     ) -> None:
         super().__init__(id="grade", flush_interval=flush_interval)
         self.calibration = calibration
+        # Why the configured calibration is not applied (shown until another one is picked).
+        self.calibration_problem = None if calibration is not None else calibration_problem
         self.embedder = embedder  # the calibration's neighbours model compares answers with it
         self._to_calibrate: list[str] = []  # graded records whose calibrated score is not mapped
         # The picker's choices: the saved names (and the one given, if it came from a path).
@@ -320,6 +325,8 @@ class GradeScreen(LiveRunScreen):
             self.table.focus()
         self.start_flush_timer()
         self.flush()
+        if self.calibration_problem is not None:
+            self.notify_error(self.calibration_problem, "Calibration not applied")
         if self.start is None:
             self.notify_error(UNAVAILABLE, "Grading unavailable")
         elif self.autorun:
@@ -380,6 +387,7 @@ class GradeScreen(LiveRunScreen):
                 self.query_one("#grade-calibration", Select).value = now
                 return
         self.calibration, self.embedder = calibration, embedder
+        self.calibration_problem = None  # a choice was made: the configured one is past
         for record in self.records.values():
             record.calibration, record.calibrated = None, None
         self._to_calibrate = [
@@ -688,6 +696,10 @@ class GradeScreen(LiveRunScreen):
                     f" {grader}: calibrated n/a",
                     style="yellow",
                 )
+        elif self.calibration_problem is not None:
+            text.append("\n ")
+            text.append("calibration not applied: ", style="bold yellow")
+            text.append(one_line(self.calibration_problem), style="yellow")
         text.append("\n ")
         if p.status == IDLE:
             hint = "press r to grade the file" if self.items else "press a to grade one answer"
