@@ -365,6 +365,22 @@ CREATE TABLE grade_fits (
 )
 """
 
+# v12: the leases of the runs kept outside ``runs`` (grade, review, robustness, generate, k-fold
+# fits; store/leases.py KIND_TABLES), keyed by (kind, run id): each kind has its own id sequence,
+# so no foreign key. ``heartbeat`` NULL: a holder that never beats, judged by its pid.
+SCHEMA_V12_KIND_LEASES = """
+CREATE TABLE kind_leases (
+    kind TEXT NOT NULL,
+    run_id INTEGER NOT NULL,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    token TEXT NOT NULL,
+    acquired_at REAL NOT NULL,
+    heartbeat REAL,
+    PRIMARY KEY (kind, run_id)
+)
+"""
+
 # Migration n brings the schema from version n to n + 1 (PRAGMA user_version).
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
@@ -378,6 +394,7 @@ MIGRATIONS: list[str] = [
     SCHEMA_V9_DECISIONS,
     SCHEMA_V10_GENERATE,
     SCHEMA_V11_GRADE_FITS,
+    SCHEMA_V12_KIND_LEASES,
 ]
 
 

@@ -9,6 +9,8 @@ import sqlite3
 import time
 from typing import Any
 
+from quiztui.store.leases import create_held, end_held
+
 
 class GenerateStore:
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -24,13 +26,13 @@ class GenerateStore:
         model: str,
         simulated: bool,
     ) -> int:
-        cur = self.conn.execute(
+        return create_held(
+            self.conn,
+            "generate",
             "INSERT INTO generate_runs (created_at, status, document, subject, output,"
             " judge_label, model, simulated) VALUES (?, 'running', ?, ?, ?, ?, ?, ?)",
             (time.time(), document, subject, output, judge_label, model, int(simulated)),
         )
-        assert cur.lastrowid is not None
-        return cur.lastrowid
 
     def record_pair(
         self, run_id: int, n: int, question: str, answer: str, context_status: str
@@ -42,7 +44,10 @@ class GenerateStore:
         )
 
     def finish_run(self, run_id: int, status: str, summary: dict[str, Any] | None) -> None:
-        self.conn.execute(
+        end_held(
+            self.conn,
+            "generate",
+            run_id,
             "UPDATE generate_runs SET status = ?, finished_at = ?, summary_json = ? WHERE id = ?",
             (status, time.time(), json.dumps(summary) if summary is not None else None, run_id),
         )

@@ -19,6 +19,7 @@ from typing import Any
 
 from quiztui.core.benchmark import Agreement
 from quiztui.core.grade_fit import Fitted, FoldRow, KFoldResult
+from quiztui.store.leases import create_held, end_held
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +68,9 @@ class GradeFitStore:
         seed: int,
         scale: tuple[float, float],
     ) -> int:
-        cur = self.conn.execute(
+        return create_held(
+            self.conn,
+            "kfold",
             "INSERT INTO grade_fits (created_at, status, source, digest, marked, graders_json,"
             " folds, seed, scale_lo, scale_hi, not_run)"
             " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -84,8 +87,6 @@ class GradeFitStore:
                 marked,
             ),
         )
-        assert cur.lastrowid is not None
-        return cur.lastrowid
 
     def finish_fit(
         self,
@@ -102,7 +103,10 @@ class GradeFitStore:
         error: str | None = None,
         result: KFoldResult | None = None,
     ) -> None:
-        self.conn.execute(
+        end_held(
+            self.conn,
+            "kfold",
+            fit_id,
             "UPDATE grade_fits SET status = ?, finished_at = ?, judge_label = ?, model = ?,"
             " simulated = ?, grade_runs_json = ?, unscored = ?, not_run = ?,"
             " calibration_path = ?, error = ?, result_json = ? WHERE id = ?",

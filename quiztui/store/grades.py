@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from quiztui.core.grading import FactScore, GradeItem, GradeOutcome
+from quiztui.store.leases import create_held, end_held
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +51,9 @@ class GradeStore:
         prompt_hash: str,
         params: dict[str, Any],
     ) -> int:
-        cur = self.conn.execute(
+        return create_held(
+            self.conn,
+            "grade",
             "INSERT INTO grade_runs (created_at, status, source, grader, provider, model,"
             " judge_label, simulated, prompt_hash, params_json)"
             " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -66,8 +69,6 @@ class GradeStore:
                 json.dumps(params),
             ),
         )
-        assert cur.lastrowid is not None
-        return cur.lastrowid
 
     def record(
         self, run_id: int, seq: int, split: str, item: GradeItem, outcome: GradeOutcome
@@ -99,7 +100,10 @@ class GradeStore:
         )
 
     def finish_run(self, run_id: int, status: str, summary: dict[str, Any] | None) -> None:
-        self.conn.execute(
+        end_held(
+            self.conn,
+            "grade",
+            run_id,
             "UPDATE grade_runs SET status = ?, finished_at = ?, summary_json = ? WHERE id = ?",
             (status, time.time(), json.dumps(summary) if summary is not None else None, run_id),
         )

@@ -11,6 +11,7 @@ from typing import Any
 
 from quiztui.core.quiz import Question, Quiz
 from quiztui.core.review import Iteration, ReviewOutcome
+from quiztui.store.leases import create_held, end_held
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +61,9 @@ class ReviewStore:
         prompt_hash: str,
         params: dict[str, Any],
     ) -> int:
-        cur = self.conn.execute(
+        return create_held(
+            self.conn,
+            "review",
             "INSERT INTO review_runs (created_at, status, quiz_path, quiz_title, quiz_hash, mode,"
             " max_iterations, provider, model, judge_label, model2, judge2_label, simulated,"
             " prompt_hash, params_json) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -81,8 +84,6 @@ class ReviewStore:
                 json.dumps(params, sort_keys=True),
             ),
         )
-        assert cur.lastrowid is not None
-        return cur.lastrowid
 
     def record_iteration(self, run_id: int, question_id: str, it: Iteration) -> None:
         """One rating, stored as soon as it is made (a killed run keeps its trajectories)."""
@@ -131,7 +132,10 @@ class ReviewStore:
         )
 
     def finish_run(self, run_id: int, status: str, summary: dict[str, Any] | None) -> None:
-        self.conn.execute(
+        end_held(
+            self.conn,
+            "review",
+            run_id,
             "UPDATE review_runs SET status = ?, finished_at = ?, summary_json = ? WHERE id = ?",
             (status, time.time(), json.dumps(summary) if summary is not None else None, run_id),
         )

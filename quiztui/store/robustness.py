@@ -10,6 +10,7 @@ from typing import Any
 
 from quiztui.core.paraphrase import FormAnswer, QuestionRobustness, StageUsage
 from quiztui.core.quiz import Quiz
+from quiztui.store.leases import create_held, end_held
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +69,9 @@ class RobustnessStore:
         prompt_hash: str,
         params: dict[str, Any],
     ) -> int:
-        cur = self.conn.execute(
+        return create_held(
+            self.conn,
+            "robustness",
             "INSERT INTO robustness_runs (created_at, status, quiz_path, quiz_title, quiz_hash,"
             " format, variants, provider, model, judge_label, simulated, prompt_hash,"
             " params_json) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -87,8 +90,6 @@ class RobustnessStore:
                 json.dumps(params),
             ),
         )
-        assert cur.lastrowid is not None
-        return cur.lastrowid
 
     def record(self, run_id: int, position: int, result: QuestionRobustness) -> None:
         tokens = {"rewrite": asdict(result.rewrite_usage), "answer": asdict(result.answer_usage)}
@@ -119,7 +120,10 @@ class RobustnessStore:
         )
 
     def finish_run(self, run_id: int, status: str, summary: dict[str, Any] | None) -> None:
-        self.conn.execute(
+        end_held(
+            self.conn,
+            "robustness",
+            run_id,
             "UPDATE robustness_runs SET status = ?, finished_at = ?, summary_json = ? WHERE id = ?",
             (status, time.time(), json.dumps(summary) if summary is not None else None, run_id),
         )
