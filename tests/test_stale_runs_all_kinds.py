@@ -29,6 +29,7 @@ from test_cli import run_cli
 from quiztui.cli.runs import listing_line
 from quiztui.core.figures import run_state_text
 from quiztui.formats import load_quiz
+from quiztui.pipeline.history import StoreHistory
 from quiztui.store import Store
 from quiztui.store.db import MIGRATIONS
 from quiztui.store.grade_fits import GradeFitStore
@@ -265,6 +266,9 @@ def test_a_killed_run_is_shown_interrupted_and_a_live_one_is_left_running(
         leases = store.conn.execute("SELECT COUNT(*) FROM kind_leases").fetchone()[0]
     assert {key for key in killed if history[key].status == INTERRUPTED} == killed
     assert leases == 0  # the dead process's leases are dropped with the sweep
+    # the TUI's Runs screen reads the same history
+    screen_rows = {(r.kind, r.id): r.status for r in StoreHistory(db).list_runs()}
+    assert {key: screen_rows[key] for key in killed} == dict.fromkeys(killed, INTERRUPTED)
     lines = listed.stdout.splitlines()
     for run_kind, run_id in killed:
         (line,) = [ln for ln in lines if ln.split()[:1] == [str(run_id)] and f" {run_kind} " in ln]
