@@ -14,11 +14,12 @@ The kinds kept in their own tables (:data:`KIND_TABLES`: grade, review, robustne
 runs, k-fold fits) are held the same way, in ``kind_leases`` keyed by (kind, run id), schema v12:
 :func:`create_held` inserts the run's row and its lease in one transaction, :func:`end_held`
 records its end (finished, stopped, cancelled, failed) and drops the lease in another. These runs
-have no periodic hook to beat from (their pipelines wait on the judge between events, and a k-fold
-fit computes without yielding), so their lease's ``heartbeat`` is NULL and the sweep judges it by
-its pid alone: a holder on this host whose pid is gone is dead; one on another host cannot be told
-and is left "running" (a store in WAL mode is shared by the processes of one host anyway). Such a
-run is not resumed: the sweep marks it "interrupted" and drops its lease.
+have no periodic hook to beat from (their pipelines only act on events, which a slow judge can
+space further apart than :data:`STALE_SECONDS`), so their lease's ``heartbeat`` is NULL and the
+sweep judges it by its pid alone: a holder on this host whose pid is gone is dead; one on another
+host (or on Windows, where a pid is not probed) cannot be told and is left "running" (a store in
+WAL mode is shared by the processes of one host anyway). Such a run is not resumed: the sweep marks
+it "interrupted" and drops its lease.
 """
 
 from __future__ import annotations
