@@ -264,7 +264,8 @@ class RobustnessRun:
             judge_label=self.judge_label,
             simulated=self.provider.simulated,
             prompt_hash=self.prompt_hash,
-            params={k: v for k, v in asdict(s).items() if k != "concurrency"},
+            params={k: v for k, v in asdict(s).items() if k != "concurrency"}
+            | {"questions": len(self.quiz.questions)},
         )
 
     async def _measure_all(self, shared: _Shared, emit: Emit[RobustnessEvent]) -> None:

@@ -42,6 +42,16 @@ _COLUMNS: dict[str, str] = {
 }
 
 
+# Per kind: how many items the run set out to do, from its params (None: not recorded; a generate
+# run's pairs are not known before it reads the document).
+_PLANNED: dict[str, str] = {
+    "grade": "json_extract(r.params_json, '$.items')",
+    "review": "json_extract(r.params_json, '$.questions')",
+    "robustness": "json_extract(r.params_json, '$.questions')",
+    "generate": "NULL",
+}
+
+
 def _other_listings(store: Store, kind: str, limit: int, quiz_hash: str | None) -> list[RunListing]:
     table, items, unscored = OTHER_KINDS[kind]
     where = ""
@@ -54,13 +64,18 @@ def _other_listings(store: Store, kind: str, limit: int, quiz_hash: str | None) 
         f"SELECT r.id, r.created_at, r.finished_at, r.status, {_COLUMNS[kind]},"
         f" (SELECT COUNT(*) FROM {items} i WHERE i.run_id = r.id),"
         f" (SELECT COUNT(*) FROM {items} i WHERE i.run_id = r.id AND {unscored} IS NOT NULL),"
-        " r.summary_json FROM " + table + " r" + where + " ORDER BY r.id DESC LIMIT ?"
+        f" r.summary_json, {_PLANNED[kind]} FROM "
+        + table
+        + " r"
+        + where
+        + " ORDER BY r.id DESC LIMIT ?"
     )
     out = []
     for row in store.conn.execute(sql, args).fetchall():
         summary: dict[str, Any] = json.loads(row[12]) if row[12] else {}
         cost = summary.get("cost")
         total, without = int(row[10]), int(row[11])
+        planned = row[13]  # what the run set out to do (None: not known for this kind)
         out.append(
             RunListing(
                 id=row[0],
@@ -83,6 +98,8 @@ def _other_listings(store: Store, kind: str, limit: int, quiz_hash: str | None) 
                 has_summary=bool(summary),
                 badge_counts={},  # badges are a vet run's; these kinds have none
                 cost=float(cost) if isinstance(cost, (int, float)) else None,
+                # never reached: a killed or cancelled run's items that have no row
+                not_run=max(0, int(planned) - total) if isinstance(planned, int) else 0,
             )
         )
     return out
