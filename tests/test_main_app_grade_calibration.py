@@ -307,3 +307,43 @@ async def test_a_configured_calibration_that_cannot_be_loaded_is_named_and_raw_s
         await pilot.pause()
         assert "calibration not applied" not in header(screen)
         assert "calibration geo (grader lexical" in header(screen)
+
+
+async def test_a_stored_grade_run_opened_from_the_runs_screen_gets_the_configured_calibration(
+    geo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``quiztui runs --tui`` (and ``h`` in the vet app) re-opens a grade run on the Grade
+    screen with the calibrations the other two faces give it: the configured one applied."""
+    from quiztui.assemble.grade import configured_calibrations
+    from quiztui.pipeline.history import StoreHistory
+    from quiztui.tui.grade_app import GradeApp
+    from quiztui.tui.screens.runs import RunsScreen
+
+    config_file('[grade]\nanswers_calibration = "geo"\n')
+    answers = tmp_path / "unmarked.csv"
+    with answers.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["question", "reference", "answer"])
+        w.writerows(UNMARKED)
+    db = tmp_path / "grade-runs.sqlite"
+    args = ["grade", str(answers), "--db", str(db), "--format", "json"]
+    assert await asyncio.to_thread(main, args) == 0  # the CLI runs its own event loop
+    cli = json.loads(capsys.readouterr().out)["items"]
+    config = load_config()
+    home = RunsScreen(StoreHistory(db), calibrations=lambda: configured_calibrations(config))
+    app = GradeApp(home, title="quiztui runs")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: home.loaded, what="the history loaded")
+        assert home.current is not None and home.current.kind == "grade"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, GradeScreen), what="Grade")
+        screen = app.screen
+        assert isinstance(screen, GradeScreen)
+        await wait_until(pilot, lambda: screen.run_status == "finished", what="the replay")
+        screen.flush()
+        await pilot.pause()
+        assert screen.calibration is not None and screen.calibration.name == "geo"
+        assert "calibration geo (grader lexical, " in header(screen)
+        shown = column(screen, "calibrated")
+        # the same mapped scores as the CLI's report of the same run
+        assert shown == {item["id"]: f"{item['calibrated']:.2f}" for item in cli}

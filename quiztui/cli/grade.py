@@ -352,7 +352,7 @@ def _tui(config: Config, **what: Any) -> int:
     from quiztui.store import Store
     from quiztui.tui.grade_app import GradeApp
     from quiztui.tui.screens.benchmark import BenchmarkScreen
-    from quiztui.tui.screens.grade import GradeScreen
+    from quiztui.tui.screens.grade import GradeScreen, calibration_options
 
     with Store(config.db_path()) as store:
         home: GradeScreen | BenchmarkScreen
@@ -388,10 +388,7 @@ def _tui(config: Config, **what: Any) -> int:
                 grader=grader,
                 source=source,
                 flush_interval=config.ui.flush_interval,
-                calibration=calibrations.calibration,
-                embedder=calibrations.embedder,
-                calibrations=calibrations.names,
-                load_calibration=calibrations.load,
+                **calibration_options(calibrations),
             )
         GradeApp(home, theme_name=config.ui.theme).run()
     return 0

@@ -345,11 +345,14 @@ def cmd_compare(config: Config, run_a: int, run_b: int, *, as_json: bool = False
 
 
 def runs_tui(config: Config) -> int:
+    from quiztui.assemble.grade import configured_calibrations
     from quiztui.pipeline.history import StoreHistory
     from quiztui.tui.grade_app import GradeApp
     from quiztui.tui.screens.runs import RunsScreen
 
-    home = RunsScreen(StoreHistory(config.db_path()))
+    home = RunsScreen(
+        StoreHistory(config.db_path()), calibrations=lambda: configured_calibrations(config)
+    )
     GradeApp(home, theme_name=config.ui.theme, title="quiztui runs").run()
     return 0
 

@@ -179,7 +179,8 @@ class QuiztuiApp(App[None]):
 
     def open_grade(self) -> None:
         """Show the Grade screen with its one-answer form; made on first use and kept after."""
-        from quiztui.tui.screens.grade import GradeScreen  # lazy: not needed at start
+        # lazy: not needed at start
+        from quiztui.tui.screens.grade import GradeScreen, calibration_options
 
         if isinstance(self.screen, GradeScreen):
             return
@@ -194,11 +195,7 @@ class QuiztuiApp(App[None]):
                 autorun=False,
                 open_form=True,
                 flush_interval=self.flush_interval,
-                calibration=calibrations.calibration if calibrations else None,
-                embedder=calibrations.embedder if calibrations else None,
-                calibrations=calibrations.names if calibrations else (),
-                load_calibration=calibrations.load if calibrations else None,
-                calibration_problem=calibrations.problem if calibrations else None,
+                **calibration_options(calibrations),
             )
             self.install_screen(self.grade_screen, name="grade")
         self.push_screen("grade")
@@ -272,7 +269,9 @@ class QuiztuiApp(App[None]):
 
         if not isinstance(self.screen, VetScreen):
             return
-        self.push_screen(RunsScreen(self.services.runs))
+        self.push_screen(
+            RunsScreen(self.services.runs, calibrations=self.services.grade.calibrations)
+        )
 
     def action_open_runs(self) -> None:
         self.open_runs()
@@ -321,7 +320,13 @@ class QuiztuiApp(App[None]):
         elif name == "compare":
             from quiztui.tui.screens.runs import RunsScreen
 
-            self.push_screen(RunsScreen(self.services.runs, compare_newest=True))
+            self.push_screen(
+                RunsScreen(
+                    self.services.runs,
+                    compare_newest=True,
+                    calibrations=self.services.grade.calibrations,
+                )
+            )
         else:
             raise ValueError(f"no screen named {name!r}")
 

@@ -199,6 +199,21 @@ def grade_table(calibration: Calibration | None) -> GradeTable:
 # -- the screen -------------------------------------------------------------------------------------
 
 
+def calibration_options(calibrations: Any) -> dict[str, Any]:
+    """GradeScreen's calibration arguments from an ``assemble.grade.GradeCalibrations`` (None:
+    no calibration): one place for every face that opens the screen (``grade --tui``, the vet
+    app's ``a``, a stored grade run opened from the Runs screen)."""
+    if calibrations is None:
+        return {}
+    return {
+        "calibration": calibrations.calibration,
+        "embedder": calibrations.embedder,
+        "calibrations": calibrations.names,
+        "load_calibration": calibrations.load,
+        "calibration_problem": calibrations.problem,
+    }
+
+
 class GradeScreen(LiveRunScreen):
     """Grades an answer file (``r``) or single answers (``a``); ``enter`` opens a row."""
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from rich.text import Text
 from textual import work
@@ -211,9 +211,18 @@ class RunsScreen(Screen[None]):
         Binding("escape", "close", "Back", id="runs.close"),
     ]
 
-    def __init__(self, source: RunsSource | None, *, compare_newest: bool = False) -> None:
+    def __init__(
+        self,
+        source: RunsSource | None,
+        *,
+        compare_newest: bool = False,
+        calibrations: Callable[[], Any] | None = None,
+    ) -> None:
         super().__init__(id="runs")
         self.source = source
+        # The Grade screen's calibrations (assemble.grade.GradeCalibrations) for a stored grade
+        # run opened here, read when one is opened; None: raw scores only.
+        self.calibrations = calibrations
         self.listings: list[RunListing] = []
         self.marked: list[int] = []  # run ids, at most two, in the order they were marked
         self.loaded = False
@@ -398,7 +407,7 @@ class RunsScreen(Screen[None]):
     @work(exclusive=True, exit_on_error=False, group="runs-open")
     async def _open_grade(self, run_id: int) -> None:
         """A grade run on the Grade screen: its stored outcomes replayed, nothing sent."""
-        from quiztui.tui.screens.grade import GradeScreen
+        from quiztui.tui.screens.grade import GradeScreen, calibration_options
 
         assert self.source is not None
         try:
@@ -411,8 +420,17 @@ class RunsScreen(Screen[None]):
             for event in stored.events:
                 yield event
 
+        calibrations = None
+        if self.calibrations is not None:
+            calibrations = await asyncio.to_thread(self.calibrations)
         await self.app.push_screen(
-            GradeScreen(stored.items, replay, grader=stored.grader, source=stored.source)
+            GradeScreen(
+                stored.items,
+                replay,
+                grader=stored.grader,
+                source=stored.source,
+                **calibration_options(calibrations),
+            )
         )
 
     @work(exclusive=True, exit_on_error=False, group="runs-open")
