@@ -144,9 +144,17 @@ def grades_markdown(rows: Sequence[Row], summary: GradeSummary | None, label: st
     return "\n".join(lines).rstrip() + "\n"
 
 
+LABELS_SHOWN = 8  # a summary's most common labels; the rest are counted
+
+
 def summary_lines(s: GradeSummary, md: bool = False) -> list[str]:
     bullet = "- " if md else ""
-    labels = ", ".join(f"{k} {v}" for k, v in sorted(s.labels.items(), key=lambda kv: -kv[1]))
+    ranked = sorted(s.labels.items(), key=lambda kv: -kv[1])
+    # A graded score's labels (lexical's "F1 0.67", one per value) can run to hundreds: the most
+    # common ones, and how many more.
+    labels = ", ".join(f"{k} {v}" for k, v in ranked[:LABELS_SHOWN]) + (
+        f", … {len(ranked) - LABELS_SHOWN} more" if len(ranked) > LABELS_SHOWN else ""
+    )
     lines = [
         f"{bullet}{s.grader}: {s.scored} scored, {s.unscored} unscored of {s.total}"
         + (f"; mean {s.mean_normalised:.3f} on 0-1" if s.mean_normalised is not None else ""),
