@@ -116,6 +116,17 @@ class Agreement:
     spearman: float | None
     confusion: tuple[tuple[int, int, int], ...]  # rows: human bracket; columns: predicted
 
+    def as_dict(self) -> dict[str, object]:
+        """As plain data (reports, the run store)."""
+        return {
+            "n": self.n,
+            "aad": self.aad,
+            "bracket_accuracy": self.bracket_accuracy,
+            "pearson": self.pearson,
+            "spearman": self.spearman,
+            "confusion": [list(row) for row in self.confusion],
+        }
+
 
 def agreement(predicted: Sequence[float] | Array, human: Sequence[float] | Array) -> Agreement:
     p = np.asarray(predicted, dtype=float)

@@ -627,16 +627,6 @@ class BenchmarkRun:
 def benchmark_dict(r: BenchmarkResult) -> dict[str, Any]:
     """The result as plain data (reports, the store)."""
 
-    def agree(a: Any) -> dict[str, Any]:
-        return {
-            "n": a.n,
-            "aad": a.aad,
-            "bracket_accuracy": a.bracket_accuracy,
-            "pearson": a.pearson,
-            "spearman": a.spearman,
-            "confusion": [list(row) for row in a.confusion],
-        }
-
     from quiztui.core.benchmark import SEED_FIGURES
 
     return {
@@ -647,8 +637,8 @@ def benchmark_dict(r: BenchmarkResult) -> dict[str, Any]:
         "train_mean": r.train_mean,
         "unscored_train": r.unscored_train,
         "unscored_test": r.unscored_test,
-        "test": agree(r.test),
-        "baseline_constant_mean": agree(r.baseline),
+        "test": r.test.as_dict(),
+        "baseline_constant_mean": r.baseline.as_dict(),
         "seed_figures": (
             {k: {"aad": a, "bracket_accuracy": b} for k, (a, b) in SEED_FIGURES.items()}
             if r.dataset == "msrpar"

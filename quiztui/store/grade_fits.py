@@ -172,17 +172,6 @@ def _interval(value: Any) -> tuple[float, float] | None:
     return None if value is None else (float(value[0]), float(value[1]))
 
 
-def _agreement_dict(a: Agreement) -> dict[str, Any]:
-    return {
-        "n": a.n,
-        "aad": a.aad,
-        "bracket_accuracy": a.bracket_accuracy,
-        "pearson": a.pearson,
-        "spearman": a.spearman,
-        "confusion": [list(row) for row in a.confusion],
-    }
-
-
 def _agreement(d: Mapping[str, Any]) -> Agreement:
     return Agreement(
         n=int(d["n"]),
@@ -207,7 +196,7 @@ def result_to_dict(r: KFoldResult) -> dict[str, Any]:
             {
                 "name": row.name,
                 "baseline": row.baseline,
-                "agreement": _agreement_dict(row.agreement),
+                "agreement": row.agreement.as_dict(),
                 "rmse": row.rmse,
                 "intervals": {k: None if v is None else list(v) for k, v in row.intervals.items()},
                 "index": list(row.index),
