@@ -103,20 +103,11 @@ def _tui(config: Config, store: Any, marked: Any, graders: list[str], args: Any)
     bracket confusion and its held-out predictions against the marks."""
     from collections.abc import AsyncIterator
 
-    from quiztui.assemble.grade import kfold_events
     from quiztui.tui.grade_app import GradeApp
     from quiztui.tui.screens.benchmark import BenchmarkScreen
 
     def start() -> AsyncIterator[Any]:
-        return kfold_events(
-            config,
-            store,
-            marked,
-            graders,
-            folds=int(args.folds),
-            seed=int(args.seed),
-            save_name=_save_name(marked, args),
-        )
+        return _events(config, store, marked, graders, args)
 
     home = BenchmarkScreen(
         start,
@@ -131,10 +122,26 @@ def _tui(config: Config, store: Any, marked: Any, graders: list[str], args: Any)
     return 0
 
 
+def _events(
+    config: Config, store: Any, marked: Any, graders: list[str], args: argparse.Namespace
+) -> Any:
+    """The k-fold run's events, as both faces of ``grade --fit kfold`` consume them."""
+    from quiztui.assemble.grade import kfold_events
+
+    return kfold_events(
+        config,
+        store,
+        marked,
+        graders,
+        folds=int(args.folds),
+        seed=int(args.seed),
+        save_name=_save_name(marked, args),
+    )
+
+
 async def _kfold(
     config: Config, store: Any, marked: Any, graders: list[str], args: argparse.Namespace
 ) -> int:
-    from quiztui.assemble.grade import kfold_events
     from quiztui.pipeline.grade import GradeFinished, GradeStarted, ItemGraded
     from quiztui.pipeline.grade_fit import KFoldScored
     from quiztui.report import grade_fit as report
@@ -147,15 +154,7 @@ async def _kfold(
     done = unscored = 0
     name = _save_name(marked, args)
     previous = _replacing(name)
-    async for event in kfold_events(
-        config,
-        store,
-        marked,
-        graders,
-        folds=int(args.folds),
-        seed=int(args.seed),
-        save_name=name,
-    ):
+    async for event in _events(config, store, marked, graders, args):
         if isinstance(event, GradeStarted):
             labels.append(event.judge_label)
             done = unscored = 0
