@@ -218,6 +218,37 @@ async def test_the_tui_header_names_the_estimated_prior(tmp_path: Path) -> None:
             assert f"- Prior: {estimate.label}" in markdown
 
 
+async def test_at_80x24_the_stats_line_names_the_prior_the_header_has_no_room_for(
+    tmp_path: Path,
+) -> None:
+    from textual.widgets import Static
+
+    path = write_planted(tmp_path, planted_quiz(40, 0.3, seed=5))
+    config = load_config()
+    config = config.model_copy(
+        update={
+            "judge": config.judge.model_copy(update={"provider": "simulated", "logprobs": "off"}),
+            "vet": config.vet.model_copy(update={"prior": "auto"}),
+            "simulated": config.simulated.model_copy(update={"latency": 0.0, "line_delay": 0.0}),
+        }
+    )
+    quiz = load_quiz(path)
+    with Store(tmp_path / "runs.db") as store:
+        runs = vet_runs(config, quiz, store, None)
+        app = build_vet_app(config, store, quiz, runs)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settled(pilot)
+            header = app.vet_screen.query_one(RunHeader)
+            await wait_until(pilot, lambda: header.prior is not None, what="the prior")
+            await pilot.pause()
+            estimate = runs.prior_estimate()
+            assert estimate is not None
+            assert "prior" not in header.render_line(0).text  # the one-line header is full
+            stats = app.vet_screen.query_one("#stats-line", Static)
+            line = stats.render_line(0).text
+            assert line.startswith(f"prior auto {estimate.value:.2f} · requests ")
+
+
 async def test_the_tui_header_names_a_fixed_prior_too(tmp_path: Path) -> None:
     path = write_planted(tmp_path, planted_quiz(12, 0.0, seed=2))
     config = load_config()

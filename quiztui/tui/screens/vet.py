@@ -308,6 +308,10 @@ class VetScreen(LiveRunScreen):
             )
         if self.prior_label is not None and (prior := self.prior_label()) is not None:
             self.query_one(RunHeader).set_run(prior=prior)
+            # the header drops it when the line is full (80 or 120 columns): the stats line
+            # keeps its short form
+            self.query_one(RunStats).set_prior(prior)
+            self.query_one(RunStats).show(self.state)
         status = summary.status if summary is not None else FINISHED
         self.end_run(status if status in (FINISHED, CANCELLED, FAILED, STOPPED) else FINISHED)
         if summary is not None and summary.status == STOPPED:  # the budget was reached

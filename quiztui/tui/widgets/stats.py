@@ -28,6 +28,13 @@ class RunStats(Vertical):
         super().__init__(id=id)
         self._total = total
         self._last: tuple[str, str] | None = None
+        self._prior: str | None = None  # "prior auto 0.86": the prior the run scored with
+
+    def set_prior(self, label: str) -> None:
+        """The prior the posteriors used (core/figures.prior_text: ``fixed 0.95`` or ``auto 0.86
+        [0.80, 0.92] · 120 q``), kept as its short form — the interval is the header's and the
+        metrics screen's."""
+        self._prior = "prior " + label.split(" [", 1)[0].split(" · ", 1)[0]
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -65,6 +72,8 @@ class RunStats(Vertical):
                 f"{b.api} batch {b.batch_id} {b.status} {b.completed + b.failed}/{b.total}"
                 + (f" ({b.failed} failed)" if b.failed else "")
             )
+        if self._prior is not None:  # first: it says what the confidence column rests on
+            parts.insert(0, self._prior)
         if is_partial(state.status, state.not_run):  # first: it says what the counts mean
             parts.insert(0, run_state_text(state.status, state.not_run))
         line = " · ".join(parts)
