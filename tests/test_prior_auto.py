@@ -13,6 +13,7 @@ import random
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tui_helpers import settled, wait_until
@@ -189,7 +190,8 @@ def write_planted(tmp_path: Path, quiz: Quiz) -> Path:
     return path
 
 
-async def test_the_tui_header_names_the_estimated_prior(tmp_path: Path) -> None:
+def auto_prior_setup(tmp_path: Path) -> tuple[Any, Any]:
+    """A 40-question quiz with 30 % wrong keys, vetted by the simulated judge with prior auto."""
     path = write_planted(tmp_path, planted_quiz(40, 0.3, seed=5))
     config = load_config()
     config = config.model_copy(
@@ -199,7 +201,11 @@ async def test_the_tui_header_names_the_estimated_prior(tmp_path: Path) -> None:
             "simulated": config.simulated.model_copy(update={"latency": 0.0, "line_delay": 0.0}),
         }
     )
-    quiz = load_quiz(path)
+    return config, load_quiz(path)
+
+
+async def test_the_tui_header_names_the_estimated_prior(tmp_path: Path) -> None:
+    config, quiz = auto_prior_setup(tmp_path)
     with Store(tmp_path / "runs.db") as store:
         runs = vet_runs(config, quiz, store, None)
         app = build_vet_app(config, store, quiz, runs)
@@ -223,16 +229,7 @@ async def test_at_80x24_the_stats_line_names_the_prior_the_header_has_no_room_fo
 ) -> None:
     from textual.widgets import Static
 
-    path = write_planted(tmp_path, planted_quiz(40, 0.3, seed=5))
-    config = load_config()
-    config = config.model_copy(
-        update={
-            "judge": config.judge.model_copy(update={"provider": "simulated", "logprobs": "off"}),
-            "vet": config.vet.model_copy(update={"prior": "auto"}),
-            "simulated": config.simulated.model_copy(update={"latency": 0.0, "line_delay": 0.0}),
-        }
-    )
-    quiz = load_quiz(path)
+    config, quiz = auto_prior_setup(tmp_path)
     with Store(tmp_path / "runs.db") as store:
         runs = vet_runs(config, quiz, store, None)
         app = build_vet_app(config, store, quiz, runs)
