@@ -8,6 +8,7 @@ and survive sorting and filtering. Row geometry and cell renders are cached per 
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -321,13 +322,22 @@ class QuestionsTable(NavTable):
         ]
 
     def show(self, records: Iterable[QuestionRecord], unjudged: Iterable[Unjudged] = ()) -> None:
-        """Replace the rows (used at start and when the filter changes), keeping the cursor."""
+        """Replace the rows (used at start and when the filter changes), keeping the cursor.
+
+        The cyclic collector rests while the rows are made: they hold no cycles, and its full
+        passes over the growing tables cost 1.2 s of the 4.5 s that 25,000 rows took."""
         keep = self.cursor_row_key
-        self.clear()
-        for record in records:
-            self.add_row(*self.row_cells(record), key=record.question.id)
-        for item in unjudged:
-            self.add_row(*self.unjudged_cells(item), key=item.id)
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            self.clear()
+            for record in records:
+                self.add_row(*self.row_cells(record), key=record.question.id)
+            for item in unjudged:
+                self.add_row(*self.unjudged_cells(item), key=item.id)
+        finally:
+            if collecting:
+                gc.enable()
         if keep is not None and keep in self.rows:
             self.move_cursor(row=self.get_row_index(keep), animate=False)
 
