@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from test_grade_benchmark import write_tiny
+from test_grade_benchmark import tiny_kfold_screen, write_tiny
 
 from quiztui.formats.marked import Scale, load_marked
 from quiztui.pipeline.grade import GradeSettings
 from quiztui.pipeline.grade_fit import KFoldRun, KFoldScored
 from quiztui.report.grade_fit import kfold_rows
-from quiztui.tui.screens.benchmark import KFOLD_DROP_ORDER, BenchmarkScreen, kfold_table
+from quiztui.tui.screens.benchmark import KFOLD_DROP_ORDER, kfold_table
 
 COLUMNS = {"question": "q", "reference": "ref", "candidate": "ans", "human": "mark"}
 
@@ -62,22 +62,7 @@ async def test_at_every_width_each_row_keeps_its_model_name(tmp_path: Path) -> N
 async def test_the_screen_at_80x24_shows_the_model_names(tmp_path: Path) -> None:
     from quiztui.tui.grade_app import GradeApp
 
-    marked = _marked(tmp_path)
-
-    async def start() -> Any:
-        run = KFoldRun(marked, ["lexical"], GradeSettings(grader="lexical"), folds=3)
-        async for event in run.events():
-            yield event
-
-    screen = BenchmarkScreen(
-        start,
-        dataset=marked.name,
-        grader="lexical",
-        calibration="kfold",
-        train=len(marked.items),
-        test=0,
-        flush_interval=0.02,
-    )
+    screen = tiny_kfold_screen(tmp_path)
     app = GradeApp(screen)
     async with app.run_test(size=(80, 24)) as pilot:
         await app.workers.wait_for_complete()

@@ -302,14 +302,11 @@ def test_kfold_with_an_llm_grader_asks_each_answer_once_across_folds_and_reruns(
         assert main(other) == 0 and chats() == 2 * asked
 
 
-async def test_benchmark_screen_shows_the_kfold_table_and_the_scatter(tmp_path: Path) -> None:
-    """The TUI's Benchmark screen over a k-fold run: the CLI's fold table (baselines included),
-    the best model's held-out confusion, and its predictions against the marks as a scatter."""
+def tiny_kfold_screen(tmp_path: Path) -> Any:
+    """The Benchmark screen over a 3-fold lexical run on the six-answer file (fixed folds)."""
     from quiztui.formats.marked import Scale, load_marked
     from quiztui.pipeline.grade import GradeSettings
     from quiztui.pipeline.grade_fit import KFoldRun
-    from quiztui.report.grade_fit import kfold_rows
-    from quiztui.tui.grade_app import GradeApp
     from quiztui.tui.screens.benchmark import BenchmarkScreen
 
     columns = {"question": "q", "reference": "ref", "candidate": "ans", "human": "mark"}
@@ -322,7 +319,7 @@ async def test_benchmark_screen_shows_the_kfold_table_and_the_scatter(tmp_path: 
         async for event in run.events():
             yield event
 
-    screen = BenchmarkScreen(
+    return BenchmarkScreen(
         start,
         dataset=marked.name,
         grader="lexical",
@@ -331,6 +328,15 @@ async def test_benchmark_screen_shows_the_kfold_table_and_the_scatter(tmp_path: 
         test=0,
         flush_interval=0.02,
     )
+
+
+async def test_benchmark_screen_shows_the_kfold_table_and_the_scatter(tmp_path: Path) -> None:
+    """The TUI's Benchmark screen over a k-fold run: the CLI's fold table (baselines included),
+    the best model's held-out confusion, and its predictions against the marks as a scatter."""
+    from quiztui.report.grade_fit import kfold_rows
+    from quiztui.tui.grade_app import GradeApp
+
+    screen = tiny_kfold_screen(tmp_path)
     app = GradeApp(screen)
     async with app.run_test(size=(140, 40)) as pilot:
         await app.workers.wait_for_complete()
