@@ -232,9 +232,32 @@ def auroc(scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
     return u / (n_pos * n_neg)
 
 
+def average_precision(scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
+    """Average precision of ranking positives first: the mean, over positives, of the precision
+    at each positive's rank; tied scores share the precision of their whole tie group (the
+    step-wise area under the precision–recall curve, as scikit-learn computes it). nan when
+    there is no positive."""
+    s = np.asarray(scores, dtype=float).ravel()
+    positive = np.asarray(labels, dtype=bool).ravel()
+    if s.shape != positive.shape:
+        raise ValueError(f"{s.size} scores but {positive.size} labels")
+    n_pos = int(positive.sum())
+    if n_pos == 0:
+        return math.nan
+    order = np.argsort(-s, kind="stable")
+    s_sorted, y = s[order], positive[order]
+    # the last index of each group of tied scores: thresholds between distinct scores
+    last = np.r_[np.flatnonzero(np.diff(s_sorted) != 0), len(s_sorted) - 1]
+    tp = np.cumsum(y)[last]
+    precision = tp / (last + 1)
+    recall = tp / n_pos
+    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+
+
 __all__ = [
     "DawidSkeneResult",
     "auroc",
+    "average_precision",
     "cohen_kappa",
     "dawid_skene_binary",
     "fleiss_kappa",
