@@ -49,8 +49,9 @@ Mode = Literal["assertion", "pick"]
 
 DEFAULT_WRONG_SHARE = 0.02  # published audits of a large exam bank: about 2 % of keys wrong
 PRIOR_STRENGTH = 40.0  # the default is worth this many questions
-PROFILE_CAP = 20.0
-_DECISIVE = 10.83  # chi-square(1) at p = 0.001  # verdicts: the most a measured profile counts for on another quiz
+PROFILE_CAP = 200.0
+_DECISIVE = 10.83  # chi-square(1) at p = 0.001
+_SET_ASIDE = 1.0  # questions: the default's weight once the quiz's evidence has set it aside  # verdicts: the most a measured profile counts for on another quiz
 LEVELS = tuple(float(x) for x in np.linspace(-3.0, 6.0, 10))  # difficulty logits δ_ℓ
 _THETA_PRIOR = (2.0, 0.7)  # judge ability logit: mean, sd (a weak prior: accuracy ~0.88)
 _ALPHA_PRIOR = (2.0, 1.5)
@@ -397,8 +398,8 @@ class DifficultyJudges:
         p_wrong = 1.0 - post_c[np.arange(d.nq), obs.keys]
         if identified:
             wrong_sum = float(p_wrong.sum())
-            a_post = wrong_sum + self.strength * self.m0
-            b_post = d.nq - wrong_sum + self.strength * (1 - self.m0)
+            a_post = wrong_sum + _SET_ASIDE * self.m0
+            b_post = d.nq - wrong_sum + _SET_ASIDE * (1 - self.m0)
         else:  # π is the default's: its uncertainty is the prior's
             a_post = self.strength * self.m0
             b_post = self.strength * (1 - self.m0)
@@ -412,13 +413,26 @@ class DifficultyJudges:
             interval=interval,
             wrong_share=share,
             judges=judges,
-            attraction=float(np.asarray(beta) @ omega),
+            attraction=self._attraction(d, params),
             level_weights=omega,
             log_likelihood=loglik,
             iterations=iterations,
             converged=converged,
             model=self.name,
         )
+
+    def _attraction(self, d: _Arrays, params: tuple) -> float:
+        """β over the whole quiz: the share of missed picks that land on their question's
+        attractor, above the even share (0: misses spread evenly; 1: all on one distractor)."""
+        if not d.pick_j.size or d.w <= 2:
+            return 0.0
+        r, _, on_t = self._e_step(d, params)
+        landed = float(np.einsum("qcl,qcl->", r, on_t))
+        missed = float(np.einsum("qcl,qc->", r, d.n_answered[:, None] - d.cnt))
+        if missed <= 0:
+            return 0.0
+        inv = float(np.mean(1.0 / (d.counts - 1)))
+        return float(np.clip((landed / missed - inv) / (1 - inv), 0.0, 1.0))
 
     def _judge_priors(self, obs: Observations, omega: FloatArray) -> _JudgePriors:
         nj = obs.judges
@@ -454,8 +468,8 @@ class DifficultyJudges:
         r_l = r_cl.sum(axis=1)  # Q × L
         r_c = r_cl.sum(axis=2)  # Q × W
         wrong = float(nq - r_c[np.arange(nq), d.keys].sum())
-        if pr.free_pi:
-            pi = (wrong + self.strength * self.m0) / (nq + self.strength)
+        if pr.free_pi:  # the default was set aside: the quiz's own share, barely shrunk
+            pi = (wrong + _SET_ASIDE * self.m0) / (nq + _SET_ASIDE)
             pi = float(np.clip(pi, 1e-4, 0.9))
         else:  # not identified by the verdicts: the default stands (see the module's note)
             pi = self.m0
