@@ -94,7 +94,7 @@ def test_panel_cli_with_simulated_members(
         "--member",
         "simulated:tpr=0.95,tnr=0.8,seed=3",
     ]
-    assert main(["panel", str(quiz), *members, "--format", "json"]) == 0
+    assert main(["panel", str(quiz), *members, "--fit", "structured", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert len(data["judges"]) == 3 and len(data["cohen_kappa"]) == 3
     assert all("SIMULATED" in j["label"] for j in data["judges"])
@@ -106,7 +106,7 @@ def test_panel_cli_with_simulated_members(
     assert data["model"] == "structured" and data["usable"] and data["problems"] == []
     assert data["key_right"] == pytest.approx(8 / 12, abs=0.1)  # 4 of 12 keys planted wrong
 
-    assert main(["panel", str(quiz), *members]) == 0
+    assert main(["panel", str(quiz), *members, "--fit", "structured"]) == 0
     text = capsys.readouterr().out
     assert "Fleiss' κ" in text and "Panel fit: structured" in text
     assert all(j["rates"] in text for j in data["judges"])  # core/figures wording
@@ -139,12 +139,13 @@ def test_panel_prior_auto_takes_the_fits_share_of_right_keys(
         for i, rates in enumerate(("tpr=0.9,tnr=0.9", "tpr=0.8,tnr=0.95", "tpr=0.95,tnr=0.8"))
         for arg in ("--member", f"simulated:{rates},seed={i + 1}")
     ]
+    structured = ["--fit", "structured", "--format", "json"]
     monkeypatch.setenv("QUIZTUI_VET_PRIOR", "0.95")
-    assert main(["panel", str(quiz), *members, "--format", "json"]) == 0
+    assert main(["panel", str(quiz), *members, *structured]) == 0
     fixed = json.loads(capsys.readouterr().out)
     assert fixed["prior"] == 0.95
     monkeypatch.delenv("QUIZTUI_VET_PRIOR")  # auto is the default
-    assert main(["panel", str(quiz), *members, "--format", "json"]) == 0
+    assert main(["panel", str(quiz), *members, *structured]) == 0
     auto = json.loads(capsys.readouterr().out)
     assert auto["prior"] == pytest.approx(auto["key_right"]) and auto["prior"] < 0.8
     # A lower prior can only lower the confidence in each key.
@@ -158,6 +159,7 @@ def test_panel_cli_says_a_degenerate_fit_is_not_usable(
     # Judges that call every option true carry no information about which option is right.
     quiz = REPO / "sample_quizzes" / "planted_errors.json"
     members = [arg for seed in (1, 2) for arg in ("--member", f"simulated:tpr=1,tnr=0,seed={seed}")]
+    members += ["--fit", "structured"]
     assert main(["panel", str(quiz), *members, "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert not data["usable"]
@@ -216,6 +218,8 @@ def _panel_on_a_terminal(tmp_path: Path, extra_env: dict[str, str]) -> str:
         "simulated:tpr=1,tnr=0,seed=1",
         "--member",
         "simulated:tpr=1,tnr=0,seed=2",
+        "--fit",
+        "structured",
     ]
     proc = subprocess.Popen(
         [sys.executable, "-m", "quiztui", "panel", str(quiz), *members],
@@ -250,3 +254,32 @@ def test_a_panel_fit_that_is_not_usable_says_so_in_red_on_a_terminal(tmp_path: P
     assert out.count("\x1b") == 6
     plain = _panel_on_a_terminal(tmp_path, {"NO_COLOR": "1"})
     assert "\x1b" not in plain and plain.count("NOT USABLE") == 2
+
+
+def test_the_default_panel_fit_lets_judges_fail_together_and_says_where_its_share_comes_from(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 26: the panel scores through core/judges by default; with no judge's rates measured
+    the share of wrong keys is the published-audit default, and the report says so."""
+    quiz = REPO / "sample_quizzes" / "planted_errors.json"
+    members = [
+        arg
+        for i, rates in enumerate(("tpr=0.9,tnr=0.9", "tpr=0.8,tnr=0.95", "tpr=0.95,tnr=0.8"))
+        for arg in ("--member", f"simulated:{rates},seed={i + 1}")
+    ]
+    assert main(["panel", str(quiz), *members, "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["model"] == "difficulty" and data["usable"]
+    assert "not measured" in data["wrong_share_source"]
+    assert data["expected_wrong"] == pytest.approx(
+        sum(1 - q["confidence"] for q in data["questions"])
+    )
+    for q in data["questions"]:
+        lo, hi = q["interval"]
+        assert lo <= q["confidence"] <= hi
+        assert sum(q["p_true"]) == pytest.approx(1.0)
+    # the two planted keys every judge contradicts are the likeliest wrong ones
+    worst = sorted(data["questions"], key=lambda q: q["confidence"])[:2]
+    assert {q["question_id"] for q in worst} == {"q1", "q8"}
+    assert main(["panel", str(quiz), *members]) == 0
+    assert "judges that fail together on hard questions" in capsys.readouterr().out

@@ -117,7 +117,9 @@ def test_small_panels_twins_and_the_per_assertion_fit_save_nothing(tmp_path: Pat
 
     finished = finish(quiz, judges(quiz), tmp_path / "c.db", model="dawid-skene")
     assert finished.profiles == ()
-    assert finished.not_saved == ("not saved: judge profiles come from the structured fit only",)
+    assert finished.not_saved == (
+        "not saved: judge profiles come from the structured fit only (--fit structured)",
+    )
 
 
 def test_the_cli_saves_them_and_a_later_vet_scores_with_the_same_figures(
@@ -140,7 +142,7 @@ def test_the_cli_saves_them_and_a_later_vet_scores_with_the_same_figures(
     members = [
         a for tpr, tnr in JUDGES for a in ("--member", f"simulated:tpr={tpr},tnr={tnr},seed=3")
     ]
-    assert main(["panel", str(path), *members, "--save-profiles"]) == 0
+    assert main(["panel", str(path), *members, "--fit", "structured", "--save-profiles"]) == 0
     err = capsys.readouterr().err
     saved = [line for line in err.splitlines() if "saved judge profile #" in line]
     assert len(saved) == 3, err

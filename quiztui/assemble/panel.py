@@ -47,13 +47,13 @@ async def panel_run(
     configs: list[Config],
     quiz: Quiz,
     store: Store,
-    model: str = "structured",
+    model: str = "difficulty",
     *,
     save_profiles: bool = False,
 ) -> AsyncIterator[PanelRun]:
     """A panel over ``quiz``, one member per config (the first config's prompt and settings);
     the members' providers are closed when the block ends. ``model``: the panel fit,
-    "structured" or "dawid-skene"; ``save_profiles``: keep a usable fit's rates as judge
+    "difficulty", "structured" or "dawid-skene"; ``save_profiles``: keep a usable fit's rates as judge
     profiles."""
     from quiztui.assemble.common import prompt_for
     from quiztui.assemble.vet import vet_settings

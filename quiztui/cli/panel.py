@@ -52,16 +52,17 @@ def register(sub: Any, parents: Parents) -> None:
     )
     panel.add_argument(
         "--fit",
-        choices=("structured", "dawid-skene"),
-        default="structured",
-        help="the panel fit: structured (which option of each question is correct is the latent"
-        " variable) or dawid-skene (one independent bit per assertion, for quizzes without a"
-        " single key)",
+        choices=("difficulty", "structured", "dawid-skene"),
+        default="difficulty",
+        help="the panel fit: difficulty (the default: judges that fail together on hard"
+        " questions and gather on one distractor; the share of wrong keys held at its default),"
+        " structured (independent judges, one correct option per question; --save-profiles)"
+        " or dawid-skene (one independent bit per assertion, for quizzes without a single key)",
     )
     panel.add_argument(
         "--save-profiles",
         action="store_true",
-        help="keep each judge's fitted rates as its judge profile (structured fit, when usable):"
+        help="keep each judge's fitted rates as its judge profile (with --fit structured, when usable):"
         " a later vet with that judge alone uses them, labelled 'panel fit'",
     )
     panel.add_argument("--format", choices=("text", "json", "md"), default="text")
@@ -129,7 +130,15 @@ def panel_text(summary: Any, fmt: str, finished: Any = None) -> str:
     cell = md_cell if md else (lambda s: " ".join(str(s).split()))
     if md:
         out.append(f"# quiztui panel: {md_cell(summary.quiz_title)}\n")
-    if summary.model == "structured":
+    if summary.model == "difficulty":
+        out.append(
+            f"Panel fit: judges that fail together on hard questions: expected wrong keys"
+            f" {summary.expected_wrong:.1f} of {len(summary.questions)};"
+            f" share of wrong keys {1 - summary.key_right:.1%}, {summary.wrong_share_source};"
+            f" {summary.em_iterations} EM iterations"
+            + ("" if summary.em_converged else " (NOT converged)")
+        )
+    elif summary.model == "structured":
         out.append(
             f"Panel fit: structured (one correct option per question): P(key right)"
             f" {summary.key_right:.3f}, {summary.em_iterations} EM iterations,"
@@ -211,6 +220,8 @@ def panel_dict(summary: Any) -> dict[str, Any]:
         "model": summary.model,
         "log_likelihood": summary.log_likelihood,
         "key_right": summary.key_right,
+        "wrong_share_source": summary.wrong_share_source,
+        "expected_wrong": summary.expected_wrong,
         "usable": summary.usable,
         "prior": summary.prior,
         "problems": list(summary.problems),
@@ -237,6 +248,7 @@ def panel_dict(summary: Any) -> dict[str, Any]:
                 "options": list(q.options),
                 "key": q.key,
                 "confidence": q.confidence,
+                "interval": None if q.interval is None else list(q.interval),
                 "suggested_option": q.suggested_option,
                 "suggested_p": q.suggested_p,
                 "verdicts": [list(v) for v in q.verdicts],

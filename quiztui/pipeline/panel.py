@@ -87,6 +87,7 @@ class PanelQuestion:
     verdicts: tuple[tuple[bool | None, ...], ...]  # [judge][option]
     p_true: tuple[float, ...]  # the panel fit's P(option true)
     disagreement: bool  # some option got different verdicts from different judges
+    interval: tuple[float, float] | None = None  # 95 % interval of the confidence (difficulty)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +107,10 @@ class PanelSummary:
     key_right: float | None = None  # structured: estimated P(the key is the correct option)
     problems: tuple[str, ...] = ()  # why the fit is not usable as a profile (empty: it is)
     prior: float | None = None  # P(key right) the posteriors used
+    # the difficulty model: where the share of wrong keys comes from, in words, and the
+    # expected number of wrong keys in the quiz (the sum of P(key wrong))
+    wrong_share_source: str | None = None
+    expected_wrong: float | None = None
 
     @property
     def usable(self) -> bool:
@@ -135,7 +140,9 @@ class PanelRun:
     prompt: PromptTemplate
     settings: VetSettings = VetSettings()
     prior: float = 0.95
-    model: str = "structured"  # or "dawid-skene": the per-assertion fit
+    # "difficulty" (core/judges: judges that fail together on hard questions), "structured"
+    # (independent judges, one correct option) or "dawid-skene" (one bit per assertion)
+    model: str = "difficulty"
     prior_auto: bool = False  # prior = "auto": a usable structured fit's P(key right) is the prior
     save_profiles: bool = False  # keep a usable structured fit's rates as judge profiles
 
@@ -167,7 +174,9 @@ class PanelRun:
         one model), or whose rates rest on fewer than ``MIN_PANEL_COUNT`` effective verdicts, is
         not. The profile keeps the fit's effective counts, so it shows the fit's intervals."""
         if summary.model != "structured":
-            return (), ("not saved: judge profiles come from the structured fit only",)
+            return (), (
+                "not saved: judge profiles come from the structured fit only (--fit structured)",
+            )
         if not summary.usable:
             why = "; ".join(summary.problems) or "did not converge"
             return (), (f"not saved: the fit is not usable ({why})",)
@@ -256,14 +265,18 @@ def aggregate(
     runs: Sequence[RunSummary],
     prior: float = 0.95,
     *,
-    model: str = "structured",
+    model: str = "difficulty",
     prior_auto: bool = False,
 ) -> PanelSummary:
-    """The judges' rates (the structured fit, or ``model="dawid-skene"``), κ and panel
-    posteriors from the members' finished runs. A structured fit that is not usable (not
-    converged, label switching, a judge with no information) is reported with its problems and
-    the posteriors fall back to the uncalibrated rates."""
-    if model not in ("structured", "dawid-skene"):
+    """The judges' rates, κ and panel posteriors from the members' finished runs.
+
+    ``model="difficulty"`` (the default) scores through :mod:`quiztui.core.judges`: question
+    difficulty, misses that gather on one distractor, judges that share mistakes, and a share of
+    wrong keys the judges' agreement cannot move. ``"structured"`` and ``"dawid-skene"`` are
+    the independent-judge fits; a structured fit that is not usable (not converged, label
+    switching, a judge with no information) is reported with its problems and the posteriors
+    fall back to the uncalibrated rates."""
+    if model not in ("difficulty", "structured", "dawid-skene"):
         raise ValueError(f"unknown panel model {model!r}")
     uids = [a.uid for a in decompose(quiz)]
     index = {u: i for i, u in enumerate(uids)}
@@ -273,6 +286,8 @@ def aggregate(
             for opt, v in enumerate(qs.verdicts):
                 if v is not None:
                     labels[index[f"{qs.question_id}#{opt}"], j] = 1.0 if v else 0.0
+    if model == "difficulty":
+        return _difficulty(quiz, runs, labels, index)
     ds = dawid_skene_binary(labels)
     fit = _structured(quiz, labels, index) if model == "structured" else None
     tprs = ds.tpr if fit is None else fit.tpr
@@ -342,17 +357,106 @@ def aggregate(
     )
 
 
+def _agreement(
+    runs: Sequence[RunSummary], labels: np.ndarray
+) -> tuple[list[list[bool | None]], tuple[tuple[int, int, float], ...], float]:
+    as_lists: list[list[bool | None]] = [
+        [None if math.isnan(x) else bool(x) for x in labels[:, j]] for j in range(len(runs))
+    ]
+    cohen = tuple(
+        (a, b, float(cohen_kappa(as_lists[a], as_lists[b])))
+        for a, b in itertools.combinations(range(len(runs)), 2)
+    )
+    fleiss = float(fleiss_kappa_labels([list(row) for row in zip(*as_lists, strict=True)]))
+    return as_lists, cohen, fleiss
+
+
+def _difficulty(
+    quiz: Quiz, runs: Sequence[RunSummary], labels: np.ndarray, index: dict[str, int]
+) -> PanelSummary:
+    """The panel scored through the judge-behaviour model (core/judges.py). A member run in
+    question mode names one option per question: it is a pick judge."""
+    from quiztui.core.judges import DifficultyJudges, Observations
+
+    cube = _cube(quiz, labels, index)
+    modes = tuple("pick" if run.mode == "question" else "assertion" for run in runs)
+    obs = Observations.of(
+        cube, [q.key for q in quiz.questions], [q.n for q in quiz.questions], modes
+    )
+    fit = DifficultyJudges().fit(obs)
+    estimates = tuple(
+        JudgeEstimate(
+            label=run.judge_label,
+            run_id=run.run_id,
+            tpr=rates.accuracy,
+            tnr=rates.tnr,
+            judged=int(np.sum(~np.isnan(labels[:, j]))),
+            said_true=int(np.nansum(labels[:, j])),
+        )
+        for j, (run, rates) in enumerate(zip(runs, fit.judges, strict=True))
+    )
+    as_lists, cohen, fleiss = _agreement(runs, labels)
+    questions = []
+    for qi, q in enumerate(quiz.questions):
+        rows = [index[f"{q.id}#{i}"] for i in range(q.n)]
+        per_judge = [[judge[r] for r in rows] for judge in as_lists]
+        suggested, suggested_p = fit.suggested(qi, q.key)
+        lo, hi = fit.interval[qi]
+        questions.append(
+            PanelQuestion(
+                question_id=q.id,
+                text=q.text,
+                options=q.options,
+                key=q.key,
+                confidence=fit.confidence(qi),
+                suggested_option=suggested,
+                suggested_p=suggested_p,
+                verdicts=tuple(tuple(v) for v in per_judge),
+                p_true=tuple(float(x) for x in fit.posterior[qi, : q.n]),
+                disagreement=any(
+                    len({v[i] for v in per_judge if v[i] is not None}) > 1 for i in range(q.n)
+                ),
+                interval=(float(lo), float(hi)),
+            )
+        )
+    share = fit.wrong_share
+    return PanelSummary(
+        quiz_title=quiz.title,
+        judges=estimates,
+        # the share of true assertions: one right option per question, over all the options
+        prevalence=float(len(quiz.questions) / sum(q.n for q in quiz.questions)),
+        em_iterations=fit.iterations,
+        em_converged=fit.converged,
+        cohen=cohen,
+        fleiss=fleiss,
+        questions=tuple(questions),
+        model="difficulty",
+        log_likelihood=fit.log_likelihood,
+        key_right=1.0 - share.value,
+        problems=() if fit.converged else (f"did not converge in {fit.iterations} iterations",),
+        prior=1.0 - share.value,
+        wrong_share_source=share.source,
+        expected_wrong=float(fit.p_key_wrong.sum()),
+    )
+
+
+def _cube(quiz: Quiz, labels: np.ndarray, index: dict[str, int]) -> np.ndarray:
+    """questions × options × judges from the per-assertion labels."""
+    width = max(q.n for q in quiz.questions)
+    cube = np.full((len(quiz.questions), width, labels.shape[1]), np.nan)
+    for qi, q in enumerate(quiz.questions):
+        for i in range(q.n):
+            cube[qi, i, :] = labels[index[f"{q.id}#{i}"]]
+    return cube
+
+
 def _pair(row: np.ndarray) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
 def _structured(quiz: Quiz, labels: np.ndarray, index: dict[str, int]) -> StructuredFit:
     """The structured fit over questions × options × judges, from the per-assertion labels."""
-    width = max(q.n for q in quiz.questions)
-    cube = np.full((len(quiz.questions), width, labels.shape[1]), np.nan)
-    for qi, q in enumerate(quiz.questions):
-        for i in range(q.n):
-            cube[qi, i, :] = labels[index[f"{q.id}#{i}"]]
+    cube = _cube(quiz, labels, index)
     return structured_fit(cube, [q.key for q in quiz.questions], [q.n for q in quiz.questions])
 
 
