@@ -376,10 +376,12 @@ def _difficulty(
 ) -> PanelSummary:
     """The panel scored through the judge-behaviour model (core/judges.py). A member run in
     question mode names one option per question: it is a pick judge."""
-    from quiztui.core.judges import DifficultyJudges, Observations
+    from quiztui.core.judges import DifficultyJudges, Mode, Observations
 
     cube = _cube(quiz, labels, index)
-    modes = tuple("pick" if run.mode == "question" else "assertion" for run in runs)
+    modes: tuple[Mode, ...] = tuple(
+        "pick" if run.mode == "question" else "assertion" for run in runs
+    )
     obs = Observations.of(
         cube, [q.key for q in quiz.questions], [q.n for q in quiz.questions], modes
     )
