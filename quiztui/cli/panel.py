@@ -101,6 +101,7 @@ PANEL_ALERTS = ("NOT USABLE", "The posteriors below use the uncalibrated rates")
 def panel_text(summary: Any, fmt: str, finished: Any = None) -> str:
     """The panel report: judges, agreement, disagreements (text, Markdown or JSON); with
     ``finished`` (``--save-profiles``) the JSON also lists what was saved."""
+    from quiztui.core.wrong_keys import wrong_keys_text
     from quiztui.report.writers import md_cell
 
     if fmt == "json":
@@ -146,6 +147,7 @@ def panel_text(summary: Any, fmt: str, finished: Any = None) -> str:
         out.append(f"{PANEL_ALERTS[0]} as a judge profile: {problem}")
     if summary.problems:
         out.append(f"{PANEL_ALERTS[1]}, not this fit's.")
+    out.append(f"Wrong keys: {wrong_keys_text(panel_wrong_keys(summary))}")
     out.append(
         f"Fleiss' κ {_kappa(summary.fleiss)}; Cohen's κ: "
         + ", ".join(f"{a + 1}–{b + 1} {_kappa(k)}" for a, b, k in summary.cohen)
@@ -181,6 +183,14 @@ def panel_text(summary: Any, fmt: str, finished: Any = None) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+def panel_wrong_keys(summary: Any) -> Any:
+    """The expected number of wrong keys from the panel's per-question confidence
+    (core/wrong_keys), with its 95 % interval."""
+    from quiztui.core.wrong_keys import wrong_keys_of
+
+    return wrong_keys_of([q.confidence for q in summary.questions])
+
+
 def _kappa(value: float) -> str:
     """κ, or why there is none: with no variation in the verdicts chance agreement is 1."""
     return "undefined (the verdicts do not vary)" if math.isnan(value) else f"{value:.3f}"
@@ -213,6 +223,7 @@ def panel_dict(summary: Any) -> dict[str, Any]:
         "key_right": summary.key_right,
         "usable": summary.usable,
         "prior": summary.prior,
+        "expected_wrong_keys": panel_wrong_keys(summary).to_dict(),
         "problems": list(summary.problems),
         "fleiss_kappa": summary.fleiss,
         "cohen_kappa": [{"a": a, "b": b, "kappa": k} for a, b, k in summary.cohen],

@@ -246,6 +246,13 @@ def build_vet_app(
     )
 
 
+def wrong_keys_line(summary: RunSummary) -> str:
+    """The headless summary's "expect 3.2 wrong keys [1, 6] in 120 questions (95 % interval)"."""
+    from quiztui.core.wrong_keys import wrong_keys_of, wrong_keys_text
+
+    return wrong_keys_text(wrong_keys_of([q.confidence for q in summary.questions]))
+
+
 def cmd_vet(config: Config, args: argparse.Namespace) -> int:
     from quiztui.assemble.common import lint_report
     from quiztui.assemble.review_desk import decisions_for
@@ -289,6 +296,7 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
             assert summary is not None
             if (prior := runs.prior_estimate()) is not None:
                 print(f"quiztui: run {summary.run_id}: prior {prior.label}", file=sys.stderr)
+            print(f"quiztui: run {summary.run_id}: {wrong_keys_line(summary)}", file=sys.stderr)
             extras = ReportExtras(
                 unjudged=quiz.unjudged, lint=lint.result(), decisions=decisions_for(store, quiz)
             )
