@@ -30,17 +30,23 @@ import csv
 import io
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from quiztui.core.quiz import Question, Quiz
+from quiztui.core.recorded import (
+    RecordedAnswer,
+    RecordedAnswers,
+    RecordedJudge,
+    norm,
+    read_choice,
+)
 from quiztui.errors import QuiztuiError
 from quiztui.formats import _dataset
 from quiztui.formats._source import read_text, show
 
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 ID_NAMES = ("id", "question_id", "qid", "item_id", "doc_id")
 # Columns of an answers file that are not a model's answers.
 NOT_MODELS = frozenset(
@@ -63,84 +69,6 @@ NOT_MODELS = frozenset(
 HARNESS_TEXT = (*_dataset.QUESTION_NAMES, "question_stem", "ctx", "sentence", "goal")
 SHOWN = 3  # rows or questions named in a note before "…"
 MIN_READABLE = 0.5  # a column is a model's answers when at least this share of its cells are
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedAnswer:
-    """One model's answer to one quiz question."""
-
-    option: int | None  # the quiz's option index; None: the answer names no option
-    given: str  # the answer as the file gave it ("C", " 2", "-0.31 … (argmax)")
-    where: str  # file:line
-    reason: str = ""  # why it names no option (empty when it does)
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedJudge:
-    model: str
-    source: str  # the file, or "N files in FOLDER", as the judge's label names it
-    answers: Mapping[str, RecordedAnswer]  # quiz question id -> answer
-
-    @property
-    def label(self) -> str:
-        return f"recorded answers of {self.model} from {self.source}"
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedAnswers:
-    judges: tuple[RecordedJudge, ...]
-    notes: tuple[str, ...] = ()  # what did not join, one line each (summarised)
-    rows: int = 0  # rows (or harness documents) read
-    joined: int = 0  # of them, rows that joined a quiz question
-
-    def judge(self, model: str | None) -> RecordedJudge:
-        """The judge named ``model``; with None, the only one (else an error naming them)."""
-        names = [j.model for j in self.judges]
-        if model is None:
-            if len(self.judges) == 1:
-                return self.judges[0]
-            raise QuiztuiError(
-                f"--answers holds {len(names)} models: name one with --answers-model"
-                f" ({', '.join(names)})"
-            )
-        for j in self.judges:
-            if j.model == model:
-                return j
-        raise QuiztuiError(f"--answers-model {model}: no such model ({', '.join(names) or 'none'})")
-
-
-def norm(text: str) -> str:
-    """Whitespace-normalised text: how rows and questions are compared."""
-    return " ".join(str(text).split())
-
-
-def read_choice(cell: str, options: Sequence[str]) -> tuple[int | None, str]:
-    """(option index, "") for an answer cell read against ``options`` (a letter, a 0-based index
-    or an option's text), else (None, why). An answer two readings take to different options
-    ("1" when the options are 1, 2, 3, 4) names none."""
-    text = cell.strip()
-    if not text:
-        return None, "blank answer"
-    n = len(options)
-    readings: dict[int, str] = {}
-    if len(text) == 1 and text.upper() in LETTERS:
-        index = LETTERS.index(text.upper())
-        if index < n:
-            readings.setdefault(index, "letter")
-    if text.isdecimal() and int(text) < n:
-        readings.setdefault(int(text), "0-based index")
-    wanted = norm(text).casefold()
-    for i, option in enumerate(options):
-        if norm(option).casefold() == wanted:
-            readings.setdefault(i, "option text")
-    if len(readings) == 1:
-        return next(iter(readings)), ""
-    if len(readings) > 1:
-        how = ", ".join(f"{LETTERS[i]} as {kind}" for i, kind in readings.items())
-        return None, f"answer {show(text, 30)} is ambiguous ({how})"
-    if len(text) == 1 and text.upper() in LETTERS:
-        return None, f"answer {show(text, 30)} is not one of the {n} options"
-    return None, f"answer {show(text, 30)} names no option (not a letter, index or option text)"
 
 
 class _Joiner:
@@ -218,7 +146,9 @@ class _Collect:
         for model, (ok, cells) in self.readable.items():
             if cells and ok < MIN_READABLE * cells and not self.models:
                 left_out.add(model)
-                self.notes.append(f"column '{model}' left out: {ok} of {cells} cells name an option")
+                self.notes.append(
+                    f"column '{model}' left out: {ok} of {cells} cells name an option"
+                )
         for model, source, q, answer in self.pending:
             if model not in left_out:
                 self.add(model, source, q, answer)
@@ -415,9 +345,7 @@ def _read_harness(path: Path, collect: _Collect) -> None:
         question = doc.get(_dataset.find(list(doc), HARNESS_TEXT) or "")
         options = _harness_options(doc, obj)
         ident = None if doc_id is None else str(doc_id)
-        joined = collect.joiner.join(
-            ident, question if isinstance(question, str) else "", options
-        )
+        joined = collect.joiner.join(ident, question if isinstance(question, str) else "", options)
         if not joined:
             shown_text = show(norm(question), 40) if isinstance(question, str) else "(no text)"
             collect.unjoined.append(f"{path.name}:{line} {shown_text}")

@@ -28,9 +28,9 @@ import time
 import xml.etree.ElementTree as ET
 
 from quiztui.core.figures import judge_rates_text, prior_text, run_state_text
-from quiztui.core.wrong_keys import wrong_keys_of, wrong_keys_text
 from quiztui.core.kscore import Badge
 from quiztui.core.terminal import terminal_safe
+from quiztui.core.wrong_keys import wrong_keys_of, wrong_keys_text
 from quiztui.pipeline.events import QuestionSummary, RunSummary
 from quiztui.report.extras import ReportExtras
 
