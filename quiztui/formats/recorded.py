@@ -294,21 +294,21 @@ def _read_wide(path: Path, collect: _Collect) -> None:
                 pending.append(
                     (model, shown, q, RecordedAnswer(option, cell, f"{shown}:{line}", why))
                 )
-    for model, (ok, cells) in readable.items():
+    for model, (ok, seen) in readable.items():
         tally = collect.readable.setdefault(model, [0, 0])
         tally[0] += ok
-        tally[1] += cells
+        tally[1] += seen
     collect.pending += pending
 
 
 def _option_columns(names: Sequence[str]) -> list[str]:
     """One column per option (``A``, ``B``, … or ``option1``, …), in option order; only a run
     from the first position, so a model column named ``b`` is not taken for one."""
-    positions = {}
+    positions: dict[int, str] = {}
     for n in names:
         if (p := _dataset.option_position(n)) is not None and p not in positions:
             positions[p] = n
-    out = []
+    out: list[str] = []
     while len(out) in positions:
         out.append(positions[len(out)])
     return out if len(out) >= 2 else []
@@ -336,6 +336,10 @@ def _read_harness(path: Path, collect: _Collect) -> None:
         doc = obj.get("doc")
         if not isinstance(doc, dict):
             raise QuiztuiError(f"{where}: field 'doc': not an object (an lm-eval samples line?)")
+        if not isinstance(obj.get("filtered_resps"), list) and not isinstance(
+            obj.get("resps"), list
+        ):
+            raise QuiztuiError(f"{where}: no field 'filtered_resps' or 'resps' (lm-eval samples)")
         doc_id = obj.get("doc_id")
         key = json.dumps(doc_id) if doc_id is not None else f"line {line}"
         if key in seen:  # the same document under another filter: its first answer is kept
