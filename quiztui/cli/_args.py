@@ -68,6 +68,36 @@ def quiz_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--columns", metavar="ROLE=NAME,...", help=COLUMNS_HELP)
 
 
+ANSWERS_HELP = (
+    "score the quiz from answers models already gave, asking no model: a CSV/TSV with a"
+    " question column, its options (a choices list or A, B, … columns) and one column per model"
+    " (a letter, 0-based index or option text), or lm-evaluation-harness samples_*.jsonl;"
+    " files or folders"
+)
+
+
+def answers_arguments(p: argparse.ArgumentParser, *, panel: bool) -> None:
+    """``--answers FILE…`` and ``--answers-model NAME`` (repeatable for a panel)."""
+    p.add_argument(
+        "--answers", nargs="+", action="extend", type=Path, metavar="FILE", help=ANSWERS_HELP
+    )
+    if panel:
+        p.add_argument(
+            "--answers-model",
+            action="append",
+            default=[],
+            metavar="NAME",
+            help="with --answers: only this model's answers (repeat for each; default: every"
+            " model in the file)",
+        )
+    else:
+        p.add_argument(
+            "--answers-model",
+            metavar="NAME",
+            help="with --answers: the model (column, or harness folder) whose answers judge",
+        )
+
+
 def help_for(command: str) -> str:
     return COMMANDS[command][1]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from quiztui.assemble.panel import member_config
-from quiztui.cli._args import Parents, help_for, quiz_arguments
+from quiztui.cli._args import Parents, answers_arguments, help_for, quiz_arguments
 from quiztui.cli._quiz import load_input
 from quiztui.cli.flags import Number
 from quiztui.config import Config
@@ -65,6 +65,7 @@ def register(sub: Any, parents: Parents) -> None:
         help="keep each judge's fitted rates as its judge profile (with --fit structured, when usable):"
         " a later vet with that judge alone uses them, labelled 'panel fit'",
     )
+    answers_arguments(panel, panel=True)
     panel.add_argument("--format", choices=("text", "json", "md"), default="text")
     panel.add_argument("-o", "--output", type=Path, help="write the panel report to this file")
 
@@ -102,6 +103,7 @@ PANEL_ALERTS = ("NOT USABLE", "The posteriors below use the uncalibrated rates")
 def panel_text(summary: Any, fmt: str, finished: Any = None) -> str:
     """The panel report: judges, agreement, disagreements (text, Markdown or JSON); with
     ``finished`` (``--save-profiles``) the JSON also lists what was saved."""
+    from quiztui.core.wrong_keys import wrong_keys_text
     from quiztui.report.writers import md_cell
 
     if fmt == "json":
@@ -155,6 +157,7 @@ def panel_text(summary: Any, fmt: str, finished: Any = None) -> str:
         out.append(f"{PANEL_ALERTS[0]} as a judge profile: {problem}")
     if summary.problems:
         out.append(f"{PANEL_ALERTS[1]}, not this fit's.")
+    out.append(f"Wrong keys: {wrong_keys_text(panel_wrong_keys(summary))}")
     out.append(
         f"Fleiss' κ {_kappa(summary.fleiss)}; Cohen's κ: "
         + ", ".join(f"{a + 1}–{b + 1} {_kappa(k)}" for a, b, k in summary.cohen)
@@ -188,6 +191,14 @@ def panel_text(summary: Any, fmt: str, finished: Any = None) -> str:
         out.append("")
         out.append(_md_table(rows) if md else text_table(rows))
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def panel_wrong_keys(summary: Any) -> Any:
+    """The expected number of wrong keys from the panel's per-question confidence
+    (core/wrong_keys), with its 95 % interval."""
+    from quiztui.core.wrong_keys import wrong_keys_of
+
+    return wrong_keys_of([q.confidence for q in summary.questions])
 
 
 def _kappa(value: float) -> str:
@@ -224,6 +235,7 @@ def panel_dict(summary: Any) -> dict[str, Any]:
         "expected_wrong": summary.expected_wrong,
         "usable": summary.usable,
         "prior": summary.prior,
+        "expected_wrong_keys": panel_wrong_keys(summary).to_dict(),
         "problems": list(summary.problems),
         "fleiss_kappa": summary.fleiss,
         "cohen_kappa": [{"a": a, "b": b, "kappa": k} for a, b, k in summary.cohen],
@@ -264,10 +276,17 @@ async def _run_panel(
     configs: list[Config], quiz: Any, store: Any, model: str, save_profiles: bool = False
 ) -> Any:
     from quiztui.assemble.panel import panel_run
+
+    return await _drive_panel(panel_run(configs, quiz, store, model, save_profiles=save_profiles))
+
+
+async def _drive_panel(starting: Any) -> Any:
+    """Run a panel (``panel_run`` or ``recorded_panel_run``) to its end, each member's end on
+    stderr; the PanelFinished event."""
     from quiztui.pipeline.events import RunFinished
     from quiztui.pipeline.panel import PanelFinished, PanelMemberEvent
 
-    async with panel_run(configs, quiz, store, model, save_profiles=save_profiles) as run:
+    async with starting as run:
         for i, p in enumerate(run.providers):
             print(f"quiztui: panel judge {i + 1}: {p.label}", file=sys.stderr)
         async for event in run.events():
@@ -286,10 +305,35 @@ async def _run_panel(
 def cmd_panel(config: Config, args: argparse.Namespace) -> int:
     from quiztui.store import Store
 
+    if args.answers:  # recorded answers: every model in the file a member, no model asked
+        from quiztui.assemble.recorded import read_answers, recorded_panel_run
+        from quiztui.errors import ConfigError
+
+        if args.member or args.samples:
+            raise ConfigError(
+                "--answers: the members are the file's models; drop --member/--samples"
+            )
+        quiz = load_input(config, args)
+        answers = read_answers(args.answers, quiz, args.answers_model)
+        for line in answers.notes:
+            print(f"quiztui: answers: {line}", file=sys.stderr)
+        with Store(config.db_path()) as store:
+            finished = asyncio.run(
+                _drive_panel(
+                    recorded_panel_run(
+                        config, quiz, store, answers, args.fit, save_profiles=args.save_profiles
+                    )
+                )
+            )
+        return _panel_report(finished, args)
     configs = panel_configs(config, args)
     quiz = load_input(config, args)
     with Store(config.db_path()) as store:
         finished = asyncio.run(_run_panel(configs, quiz, store, args.fit, args.save_profiles))
+    return _panel_report(finished, args)
+
+
+def _panel_report(finished: Any, args: argparse.Namespace) -> int:
     from quiztui.report.writers import write_report
 
     write_report(

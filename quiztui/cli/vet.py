@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from quiztui.cli import batch as cli_batch
 from quiztui.cli import estimate as cli_estimate
-from quiztui.cli._args import COLUMNS_HELP, STRICT_HELP, Parents, help_for
+from quiztui.cli._args import COLUMNS_HELP, STRICT_HELP, Parents, answers_arguments, help_for
 from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.core.kscore import BADGE_SEVERITY, Badge
 from quiztui.core.terminal import RAW_CSV_HELP
@@ -86,6 +86,7 @@ def register(sub: Any, parents: Parents) -> None:
         choices=("assertion", "question"),
         help="assertion: batches of true/false assertions; question: one request per question",
     )
+    answers_arguments(vet, panel=False)
     cli_estimate.add_arguments(vet)
     cli_batch.add_argument(vet)
     vet.set_defaults(handler=cmd_vet)
@@ -246,11 +247,38 @@ def build_vet_app(
     )
 
 
+def recorded_runs(config: Config, quiz: Quiz, store: Store, args: argparse.Namespace) -> VetRuns:
+    """``--answers FILE --answers-model NAME``: one model's recorded answers judge the quiz;
+    what did not join is said on stderr, a line each."""
+    from quiztui.assemble.recorded import read_answers, recorded_vet_runs
+    from quiztui.errors import QuiztuiError
+
+    for flag, used in (
+        ("--resume", args.resume is not None),
+        ("--batch-api", getattr(args, "batch_api", False)),
+    ):
+        if used:
+            raise QuiztuiError(f"--answers asks no model: {flag} does not apply")
+    model = args.answers_model
+    answers = read_answers(args.answers, quiz, [model] if model else [])
+    for line in answers.notes:
+        print(f"quiztui: answers: {line}", file=sys.stderr)
+    return recorded_vet_runs(config, quiz, store, answers, model)
+
+
+def wrong_keys_line(summary: RunSummary) -> str:
+    """The headless summary's "expect 3.2 wrong keys [1, 6] in 120 questions (95 % interval)"."""
+    from quiztui.core.wrong_keys import wrong_keys_of, wrong_keys_text
+
+    return wrong_keys_text(wrong_keys_of([q.confidence for q in summary.questions]))
+
+
 def cmd_vet(config: Config, args: argparse.Namespace) -> int:
     from quiztui.assemble.common import lint_report
     from quiztui.assemble.review_desk import decisions_for
     from quiztui.assemble.vet import open_quiz, vet_runs
     from quiztui.cli._quiz import quiz_columns
+    from quiztui.errors import QuiztuiError
     from quiztui.report import render_report
     from quiztui.report.progress import Progress
     from quiztui.report.writers import ReportExtras, format_for
@@ -260,6 +288,8 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
     for line in quiz.load_report():
         print(f"quiztui: {line}", file=sys.stderr)
     try:
+        if args.estimate and getattr(args, "answers", None):
+            raise QuiztuiError("--answers asks no model: --estimate does not apply")
         if args.estimate:
             return cli_estimate.cmd_estimate(config, args, store, quiz)
         if args.resume is not None:
@@ -267,19 +297,23 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
             _, note = store.leases.acquire(args.resume)
             if note:
                 print(f"quiztui: {note}", file=sys.stderr)
-        runs = vet_runs(config, quiz, store, args.resume, getattr(args, "batch_api", False))
+        answers = getattr(args, "answers", None)
+        if answers:
+            runs = recorded_runs(config, quiz, store, args)
+        else:
+            runs = vet_runs(config, quiz, store, args.resume, getattr(args, "batch_api", False))
         if not args.no_tui:
             build_vet_app(
                 config,
                 store,
                 quiz,
                 runs,
-                autostart=args.autostart,
+                autostart=args.autostart or bool(answers),  # nothing to pay: start at once
                 resume=args.resume,
                 batch_api=getattr(args, "batch_api", False),
             ).run()
             return 0
-        if runs.provider.simulated:
+        if runs.provider.simulated or answers:
             print(f"quiztui: judging with the {runs.provider.label}", file=sys.stderr)
         # The report's lint needs no model: it runs in a thread while the judge is waited on,
         # so nothing is left to compute after the last verdict but the report itself.
@@ -289,6 +323,7 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
             assert summary is not None
             if (prior := runs.prior_estimate()) is not None:
                 print(f"quiztui: run {summary.run_id}: prior {prior.label}", file=sys.stderr)
+            print(f"quiztui: run {summary.run_id}: {wrong_keys_line(summary)}", file=sys.stderr)
             extras = ReportExtras(
                 unjudged=quiz.unjudged, lint=lint.result(), decisions=decisions_for(store, quiz)
             )

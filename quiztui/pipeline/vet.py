@@ -26,7 +26,7 @@ from quiztui.errors import ConfigError, StoreError
 from quiztui.pipeline.estimate import default_seed
 from quiztui.pipeline.events import RunFinished, VetEvent
 from quiztui.pipeline.judging import AssertionState, Judging
-from quiztui.pipeline.lifecycle import CANCELLED, RunLifecycle
+from quiztui.pipeline.lifecycle import CANCELLED, Emit, RunLifecycle
 from quiztui.pipeline.prompts import PromptTemplate
 from quiztui.pipeline.summary import summary_from_dict, summary_to_dict
 from quiztui.providers.base import Provider
@@ -202,7 +202,7 @@ class VetRun:
         heartbeat = asyncio.create_task(self._heartbeat()) if self._lease else None
         try:
             life.run_id = self.run_id
-            judging = Judging(self, order, states, life.emit)
+            judging = self._judging(order, states, life.emit)
             # A batch provider (pipeline/batch.py) stores its batches with the run and reports on them
             # as ProviderBatchStatus events in this stream.
             if (attach := getattr(self.provider, "attach_run", None)) is not None:
@@ -227,6 +227,13 @@ class VetRun:
             if self._lease is not None:
                 self.store.leases.release(self._lease)
                 self._lease = None
+
+    def _judging(
+        self, order: list[Assertion], states: dict[int, AssertionState], emit: Emit[VetEvent]
+    ) -> Judging:
+        """The scheduler that judges this run (pipeline/recorded.py takes recorded answers
+        instead of asking)."""
+        return Judging(self, order, states, emit)
 
     def _auto_prior(self, judging: Judging) -> None:
         """``prior = "auto"``: the share of right keys estimated from this run's own verdicts

@@ -27,6 +27,7 @@ from quiztui.core.figures import (
     run_state_text,
 )
 from quiztui.core.kscore import Badge
+from quiztui.core.wrong_keys import wrong_keys_of, wrong_keys_text
 from quiztui.pipeline.events import QuestionSummary, RunSummary
 from quiztui.report.extras import ReportExtras
 from quiztui.report.html_style import STYLE
@@ -102,6 +103,7 @@ def _summary(s: RunSummary, extras: ReportExtras) -> str:
         ("Judge", judge),
         ("Judge rates", _rates(s)),
         ("Prior", _e(prior_text(s.prior, s.prior_label))),
+        ("Wrong keys", _e(wrong_keys_text(wrong_keys_of([q.confidence for q in s.questions])))),
         ("Seed / batching", f"seed {s.seed} · {mode}"),
         ("Status", status),
         (

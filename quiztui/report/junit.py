@@ -30,6 +30,7 @@ import xml.etree.ElementTree as ET
 from quiztui.core.figures import judge_rates_text, prior_text, run_state_text
 from quiztui.core.kscore import Badge
 from quiztui.core.terminal import terminal_safe
+from quiztui.core.wrong_keys import wrong_keys_of, wrong_keys_text
 from quiztui.pipeline.events import QuestionSummary, RunSummary
 from quiztui.report.extras import ReportExtras
 
@@ -121,6 +122,7 @@ def _properties(suite: ET.Element, s: RunSummary) -> None:
         # the words the TUI and the other reports use (core/figures)
         "judge_rates": judge_rates_text(s.tpr, s.tnr, s.tpr_ci, s.tnr_ci, s.calibration),
         "prior_used": prior_text(s.prior, s.prior_label),
+        "expected_wrong_keys": wrong_keys_text(wrong_keys_of([q.confidence for q in s.questions])),
         "status": s.status,
         "run_state": run_state_text(s.status, s.not_run),
         "cost_usd": "unknown" if s.cost is None else f"{s.cost:.4f}",
@@ -136,6 +138,7 @@ def _stdout(s: RunSummary) -> str:
         f"judge: {s.judge_label}\n"
         f"judge rates: {judge_rates_text(s.tpr, s.tnr, s.tpr_ci, s.tnr_ci, s.calibration)}\n"
         f"badges: {counts}\n"
+        f"wrong keys: {wrong_keys_text(wrong_keys_of([q.confidence for q in s.questions]))}\n"
         f"assertions: {s.judged} judged, {s.unjudged} unjudged, {s.not_run} not run,"
         f" {s.cached} cached\n"
         f"requests {s.requests}, retries {s.retries}, tokens in {s.tokens_in} / out {s.tokens_out}\n"

@@ -20,6 +20,7 @@ from quiztui.core.figures import (
     run_state_text,
 )
 from quiztui.core.terminal import RAW_CSV_HELP, csv_row, terminal_safe
+from quiztui.core.wrong_keys import WrongKeys, wrong_keys_of, wrong_keys_text
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import QuestionSummary, RunSummary
 from quiztui.pipeline.summary import summary_to_dict
@@ -65,6 +66,7 @@ def to_json(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
     data["judge_rates"] = summary_rates(summary)  # the same words as the TUI and other reports
     data["run_state"] = run_state_text(summary.status, summary.not_run)
     data["prior_used"] = prior_text(summary.prior, summary.prior_label)
+    data["expected_wrong_keys"] = summary_wrong_keys(summary).to_dict()
     data["not_judged"] = [
         {"question_id": u.id, "text": u.text, "type": u.type, "source_line": u.source_line}
         for u in extras.unjudged
@@ -178,6 +180,12 @@ def _confidence(q: QuestionSummary) -> str:
     return f"{q.confidence:.3f} [{q.interval[0]:.3f}, {q.interval[1]:.3f}]"
 
 
+def summary_wrong_keys(s: RunSummary) -> WrongKeys:
+    """The expected number of wrong keys over the run's questions, with its 95 % interval
+    (core/wrong_keys: each question's P(key wrong) is 1 − its confidence)."""
+    return wrong_keys_of([q.confidence for q in s.questions])
+
+
 def summary_rates(s: RunSummary) -> str:
     """The judge's rates as every face shows them (core/figures.judge_rates_text)."""
     return judge_rates_text(s.tpr, s.tnr, s.tpr_ci, s.tnr_ci, s.calibration)
@@ -195,6 +203,7 @@ def to_markdown(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
         f"- Judge: {judge}",
         f"- Judge rates: {md_cell(summary_rates(s))}",
         f"- Prior: {md_cell(prior_text(s.prior, s.prior_label))}",
+        f"- Wrong keys: {md_cell(wrong_keys_text(summary_wrong_keys(s)))}",
         f"- Assertions: {s.judged} judged, {s.unjudged} unjudged"
         + (f" (of which {s.not_run} not run)" if s.not_run else "")
         + f", {s.cached} from cache",
