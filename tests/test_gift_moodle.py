@@ -337,8 +337,9 @@ def test_moodle_xml_cloze_question_is_read_as_blanks() -> None:
     assert item.extra_value("penalty") == "0.3333333"
     quiz = bank_quiz(moodle_xml.parse_bank(xml, "p.xml", "p"))
     assert quiz.questions[0].text == "The largest planet is ___ and Earth has 1 moon."
-    assert moodle_xml.render_item(item).count("{1:MCH:Mars~=Jupiter~Venus}") == 1
-    with pytest.raises(QuizFormatError, match="embedded answer MC needs at least two answers"):
+    # The blank is written back as it was read (its source kept while unchanged).
+    assert moodle_xml.render_item(item).count("{1:MCH:~Mars~=Jupiter~Venus}") == 1
+    with pytest.raises(QuizFormatError, match=r"embedded answer 1 \(MC\) needs at least two"):
         moodle_xml.parse_bank(xml.replace("MCH:~Mars~=Jupiter~Venus", "MC:=Jupiter"), "b", "b")
 
 

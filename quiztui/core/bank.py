@@ -91,6 +91,9 @@ class SubQuestion:
     kind: str
     choices: tuple[Choice, ...]
     mark: str = ""
+    # The blank as read from Moodle XML, written back byte for byte while the blank's content
+    # is unchanged (not part of equality: two blanks are the same when their content is).
+    raw: str | None = field(default=None, compare=False)
 
     @property
     def family(self) -> str:

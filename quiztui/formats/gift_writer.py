@@ -175,7 +175,7 @@ def _cloze_stem(item: Item) -> str:
     """The stem with each blank written as an embedded answer (``{1:MC:~a~=b}``) in place."""
     text = item.stem
     tag = text.format != "moodle" or _RISKY_START.match(text.text) is not None
-    joined = cloze.join(text.text, item.subquestions, _escape)
+    joined = cloze.join(text.text, item.subquestions, _escape, "gift")
     return (f"[{text.format}]" if tag else "") + joined
 
 
