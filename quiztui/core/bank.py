@@ -203,8 +203,30 @@ def blank_number(question_id_: str) -> int | None:
     return int(blank) if dot else None
 
 
+def multiple_answers(item: Item) -> bool:
+    """A tick-all-that-apply item: a ``multichoiceset`` (qtype_multichoiceset, all or nothing)
+    or a multichoice whose ``<single>`` Moodle reads as false (question/format/xml/format.php,
+    ``trans_single``: "false", "0" or empty; the GIFT reader sets it for a block without ``=``,
+    as question/format/gift/format.php does)."""
+    if item.type == "multichoiceset":
+        return True
+    single = item.extra_value("single")
+    return (
+        item.type == "multichoice" and single is not None and single.strip() in ("false", "0", "")
+    )
+
+
+def right_options(item: Item) -> list[int]:
+    """The options Moodle scores as right: marked right, else those with a positive weight."""
+    return _right_choices(item)
+
+
 def why_not_judged(item: Item) -> str | None:
-    """None when the vet pipeline can judge the item, else the type shown as "not judged (…)"."""
+    """None when the vet pipeline can judge the item, else the type shown as "not judged (…)".
+    A tick-all item (``multiple_answers``) is "multi-answer" here: ``bank_quiz`` judges each of
+    its options on its own instead."""
+    if multiple_answers(item):
+        return "multi-answer"
     if item.type == "truefalse":
         return None if len(item.choices) == 2 else "truefalse without two answers"
     if item.type != "multichoice":
@@ -223,9 +245,10 @@ def why_not_judged(item: Item) -> str | None:
 
 def _right_choices(item: Item) -> list[int]:
     marked = [i for i, c in enumerate(item.choices) if c.correct]
-    if marked:
+    positive = [i for i, c in enumerate(item.choices) if c.weight is not None and c.weight > 0]
+    if marked and not (multiple_answers(item) and set(marked) < set(positive)):
         return marked
-    return [i for i, c in enumerate(item.choices) if c.weight is not None and c.weight > 0]
+    return positive
 
 
 def item_question(item: Item, index: int) -> Question:
@@ -316,12 +339,46 @@ def _blank_rows(item: Item, index: int) -> tuple[list[Question], list[Unjudged]]
     return questions, unjudged
 
 
+OPTION_STATEMENT = (
+    "{stem} (Several answers may be right.) Is this one of the right answers: {option}"
+)
+
+
+def _option_rows(item: Item, index: int) -> tuple[list[Question], list[Unjudged]]:
+    """A tick-all item judged option by option: ``q3.k`` is the true/false question "is option
+    k one of the right answers", keyed True when Moodle scores option k as right; the item's
+    key is the set of its options keyed True."""
+    right = set(_right_choices(item))
+    stem = stem_plain(item)
+    if len(item.choices) < 2 or any(not c.text.plain().strip() for c in item.choices):
+        row = Unjudged(id=question_id(index), text=stem, type="multi-answer", source_line=item.line)
+        return [], [row]
+    questions = [
+        Question(
+            id=f"{question_id(index)}.{number}",
+            text=OPTION_STATEMENT.format(stem=stem, option=choice.text.plain()),
+            options=("True", "False"),
+            key=0 if number - 1 in right else 1,
+            category=item.category,
+            kind="boolean",
+            source_line=item.line,
+        )
+        for number, choice in enumerate(item.choices, start=1)
+    ]
+    return questions, []
+
+
 def bank_quiz(bank: Bank) -> Quiz:
     questions: list[Question] = []
     unjudged: list[Unjudged] = []
     for index, item in enumerate(bank.items):
         if item.type == "multianswer" and item.subquestions:
             judged, kept = _blank_rows(item, index)
+            questions += judged
+            unjudged += kept
+            continue
+        if multiple_answers(item):
+            judged, kept = _option_rows(item, index)
             questions += judged
             unjudged += kept
             continue
@@ -360,6 +417,8 @@ def apply_edit(
     For an embedded-answers item, ``blank`` (``blank_number`` of the question id) names the
     blank whose options and key changed; the text shown around it is not the item's to edit.
     """
+    if multiple_answers(item) and blank is not None:
+        return _edit_option_truth(item, blank, key == 0)
     if item.type == "multianswer":
         if blank is None or not 1 <= blank <= len(item.subquestions):
             raise QuiztuiError("edit one blank of an embedded-answers question at a time")
@@ -397,12 +456,78 @@ def apply_edit(
     return replace(item, stem=stem, choices=tuple(new_choices))
 
 
+def _edit_option_truth(item: Item, number: int, right: bool) -> Item:
+    """A tick-all item with option ``number`` (1-based) made right or wrong: the right options
+    share 100% (Moodle requires it of a multiple-answer multichoice), wrong ones keep a
+    negative weight or get 0."""
+    if not 1 <= number <= len(item.choices):
+        raise QuiztuiError(f"option {number} is not one of the question's options")
+    rights = set(_right_choices(item)) - {number - 1} | ({number - 1} if right else set())
+    share = round(100 / len(rights), 5) if rights else 0.0
+    choices = []
+    for i, c in enumerate(item.choices):
+        if i in rights:
+            weight = 100.0 if item.type == "multichoiceset" else share
+            choices.append(replace(c, correct=weight == 100, weight=weight))
+        else:
+            weight = c.weight if c.weight is not None and c.weight < 0 else 0.0
+            choices.append(replace(c, correct=False, weight=weight))
+    return replace(item, choices=tuple(choices))
+
+
 def _edited_text(old: Text, new_plain: str) -> Text:
     if old.plain() == new_plain:
         return old
     if old.format == "html":
         return Text(html.escape(new_plain, quote=False), "html")
     return Text(new_plain, old.format)
+
+
+# --- Images ------------------------------------------------------------------------------------
+
+_IMAGE = re.compile(r"<img\b[^>]*>|!\[[^\]\n]*\]\([^)\n]*\)", re.IGNORECASE)
+IMAGE_MARK = "[image]"
+
+
+def _unpictured(text: Text | None) -> Text | None:
+    if text is None or text.format == "plain":
+        return text
+    return replace(text, text=_IMAGE.sub(IMAGE_MARK, text.text))
+
+
+def _choices_unpictured(choices: tuple[Choice, ...]) -> tuple[Choice, ...]:
+    return tuple(
+        replace(c, text=_unpictured(c.text) or c.text, feedback=_unpictured(c.feedback))
+        for c in choices
+    )
+
+
+def without_images(bank: Bank) -> tuple[Bank, list[int]]:
+    """The bank with every image (an HTML ``<img>``, a Markdown ``![..](..)``) replaced by
+    ``[image]`` and embedded files (Moodle XML ``<file>``) dropped, for a format that cannot
+    carry them; and the indices of the items that had one."""
+    items: list[Item] = []
+    pictured: list[int] = []
+    for index, item in enumerate(bank.items):
+        files = [(k, v) for k, v in item.extra if k == "file" or k.endswith("/file")]
+        new = replace(
+            item,
+            stem=_unpictured(item.stem) or item.stem,
+            tail=_unpictured(item.tail),
+            general_feedback=_unpictured(item.general_feedback),
+            choices=_choices_unpictured(item.choices),
+            subquestions=tuple(
+                replace(sub, choices=_choices_unpictured(sub.choices), raw=None)
+                if _choices_unpictured(sub.choices) != sub.choices
+                else sub
+                for sub in item.subquestions
+            ),
+            extra=tuple(pair for pair in item.extra if pair not in files),
+        )
+        if new != item:
+            pictured.append(index)
+        items.append(new)
+    return replace(bank, items=tuple(items)), pictured
 
 
 # --- Plain text for the judge ------------------------------------------------------------------

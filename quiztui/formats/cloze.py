@@ -278,8 +278,8 @@ def _moodle_escape(text: str, ends: str = "") -> str:
             out.append("~" if done.endswith("\\") else "&#126;")
         else:
             out.append(c)
-    if out and out[-1] == "\\":
-        out[-1] = "&#92;"
+    if out and out[-1] in "\\\n":  # a final backslash escapes the end; "\n" is PCRE's "$"
+        out[-1] = "&#92;" if out[-1] == "\\" else "&#10;"
     written = "".join(out)
     if ends and written.endswith("&amp;"):
         return written[:-5] + "&#38;"

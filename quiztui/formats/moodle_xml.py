@@ -371,7 +371,7 @@ class _Reader:
             return ()
         if kind == "truefalse":
             return self.true_false(element, answers)
-        default = self.stem_format if kind == "multichoice" else "plain"
+        default = self.stem_format if kind in ("multichoice", "multichoiceset") else "plain"
         return tuple(self.answer(a, i, kind, default) for i, a in enumerate(answers, start=1))
 
     def answer(self, answer: ET.Element, index: int, kind: str, default: str) -> Choice:
@@ -383,6 +383,8 @@ class _Reader:
         if kind == "numerical":
             text = replace(text, text=self.numerical(answer, text.text))
         correct = weight is not None and abs(weight - 100) < 1e-9
+        if kind == "multichoiceset":  # its importer: right is any fraction above 0
+            correct = weight is not None and weight > 0
         return Choice(text, correct=correct, weight=weight, feedback=feedback)
 
     def numerical(self, answer: ET.Element, value: str) -> str:

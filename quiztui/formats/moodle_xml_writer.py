@@ -28,6 +28,7 @@ from quiztui.formats import cloze
 
 MODELLED = (
     "multichoice",
+    "multichoiceset",  # qtype_multichoiceset: all or nothing, every right answer fraction 100
     "truefalse",
     "shortanswer",
     "numerical",
