@@ -45,8 +45,8 @@ class Text:
     text: str
     format: str = "moodle"
 
-    def plain(self) -> str:
-        return plain_text(self.text, self.format)
+    def plain(self, *, layout: bool = False) -> str:
+        return plain_text(self.text, self.format, layout=layout)
 
 
 @dataclass(frozen=True)
@@ -159,6 +159,9 @@ class Bank:
     truth: Mapping[str, int] = field(default_factory=dict)
     skipped: tuple[Skipped, ...] = ()  # items a non-strict load left out (see ``Skipped``)
     notes: tuple[str, ...] = ()  # warnings about how the file was read (an encoding guessed)
+    # Moodle XML: a category question's own source (with its <info> description and
+    # <idnumber>) by category path, written back when that category is written.
+    categories: Mapping[str, str] = field(default_factory=dict)
 
     def load_report(self) -> list[str]:
         """Warnings, then ``loaded N of M items (K skipped: …)`` and a line per skipped item."""
@@ -266,13 +269,33 @@ def item_question(item: Item, index: int) -> Question:
         )
     return Question(
         id=question_id(index),
-        text=stem_plain(item),
-        options=tuple(c.text.plain() for c in item.choices),
+        text=stem_plain(item) + partial_note(item),
+        options=tuple(c.text.plain(layout=True) for c in item.choices),
         key=_right_choices(item)[0],
         category=item.category,
         kind="multiple",
         source_line=item.line,
     )
+
+
+def partial_note(item: Item) -> str:
+    """`` (Option 3 earns partial credit: 50%.)`` for a single-answer item whose other options
+    carry a positive weight, so the judge is told they are partly right, not plain distractors;
+    "" otherwise."""
+    if item.type != "multichoice" or multiple_answers(item):
+        return ""
+    key = _right_choices(item)[:1]
+    partial = [
+        f"Option {i + 1} earns partial credit: {_percent(c.weight)}."
+        for i, c in enumerate(item.choices)
+        if i not in key and c.weight is not None and 0 < c.weight < 100
+    ]
+    return (" (" + " ".join(partial) + ")") if partial else ""
+
+
+def _percent(weight: float | None) -> str:
+    value = weight or 0.0
+    return f"{value:g}%"
 
 
 def stem_plain(item: Item) -> str:
@@ -356,7 +379,7 @@ def _option_rows(item: Item, index: int) -> tuple[list[Question], list[Unjudged]
     questions = [
         Question(
             id=f"{question_id(index)}.{number}",
-            text=OPTION_STATEMENT.format(stem=stem, option=choice.text.plain()),
+            text=OPTION_STATEMENT.format(stem=stem, option=choice.text.plain(layout=True)),
             options=("True", "False"),
             key=0 if number - 1 in right else 1,
             category=item.category,
@@ -439,8 +462,8 @@ def apply_edit(
         choice_text = _edited_text(base, option)
         right = i == key
         weight = (100.0 if right else 0.0) if weighted else None
-        if old is not None and weighted and not right and old.weight is not None and old.weight < 0:
-            weight = old.weight
+        if old is not None and weighted and not right and old.weight is not None:
+            weight = old.weight if old.weight < 100 else 0.0  # negative and partial weights kept
         new_choices.append(
             Choice(
                 text=choice_text,
@@ -449,6 +472,9 @@ def apply_edit(
                 feedback=old.feedback if old is not None else None,
             )
         )
+    note = partial_note(item)
+    if note and text.endswith(note):  # the note shown to the judge is not the stem's text
+        text = text[: -len(note)]
     stem = _edited_text(item.stem, text) if item.tail is None else item.stem
     if item.tail is not None and text != stem_plain(item):
         stem, tail = _edited_text(item.stem, text), None
@@ -476,7 +502,7 @@ def _edit_option_truth(item: Item, number: int, right: bool) -> Item:
 
 
 def _edited_text(old: Text, new_plain: str) -> Text:
-    if old.plain() == new_plain:
+    if old.plain() == new_plain or old.plain(layout=True) == new_plain:
         return old
     if old.format == "html":
         return Text(html.escape(new_plain, quote=False), "html")
@@ -534,12 +560,37 @@ def without_images(bank: Bank) -> tuple[Bank, list[int]]:
 
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _BREAK = re.compile(r"<\s*(br|/p|/div|/li)\s*/?>", re.IGNORECASE)
+_LINE_BREAK = re.compile(r"<\s*br\s*/?>", re.IGNORECASE)
+_PRE = re.compile(r"<pre\b[^>]*>(.*?)</pre\s*>", re.IGNORECASE | re.DOTALL)
+_CODE = re.compile(r"<code\b[^>]*>(.*?)</code\s*>", re.IGNORECASE | re.DOTALL)
+# How layout that tells options apart is kept in one-line plain text (the judge's prompt and
+# lint see one line): a line break as " ↵ ", a code line's indentation as "·" per space, code
+# (``<pre>``, ``<code>``) between backticks.
+NEWLINE_MARK = " ↵ "
+INDENT_MARK = "·"
 
 
-def plain_text(text: str, fmt: str = "moodle") -> str:
-    """What a reader sees: HTML tags dropped and entities decoded for html/moodle text."""
+def _pre_text(match: re.Match[str]) -> str:
+    lines = _TAG.sub("", _LINE_BREAK.sub("\n", match.group(1))).strip("\r\n").splitlines()
+    kept = [INDENT_MARK * (len(ln) - len(ln.lstrip(" "))) + ln.strip() for ln in lines]
+    return " `" + NEWLINE_MARK.join(kept) + "` "
+
+
+def _code_text(match: re.Match[str]) -> str:
+    return "`" + match.group(1) + "`"
+
+
+def plain_text(text: str, fmt: str = "moodle", *, layout: bool = False) -> str:
+    """What a reader sees: HTML tags dropped and entities decoded for html/moodle text. Code
+    keeps its layout, between backticks (``<pre>`` line breaks and indentation, see
+    ``NEWLINE_MARK``); with ``layout``, a ``<br>`` is a line break too (options: "P<br>R" is
+    not "P R")."""
     if fmt in ("html", "moodle"):
         if fmt == "html" or "<" in text:
+            text = _PRE.sub(_pre_text, text)
+            text = _CODE.sub(_code_text, text)
+            if layout:
+                text = _LINE_BREAK.sub(NEWLINE_MARK, text)
             text = _BREAK.sub(" ", text)
             text = _TAG.sub("", text)
         text = html.unescape(text)
