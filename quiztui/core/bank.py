@@ -463,7 +463,9 @@ def apply_edit(
         right = i == key
         weight = (100.0 if right else 0.0) if weighted else None
         if old is not None and weighted and not right and old.weight is not None:
-            weight = old.weight if old.weight < 100 else 0.0  # negative and partial weights kept
+            # A negative weight is kept; a partial one while the option's text is unchanged.
+            partial = old.weight < 100 and choice_text is old.text
+            weight = old.weight if old.weight < 0 or partial else 0.0
         new_choices.append(
             Choice(
                 text=choice_text,

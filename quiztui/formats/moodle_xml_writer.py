@@ -311,8 +311,8 @@ def write_bank(bank: Bank, annotations: Mapping[int, Mapping[str, str]] | None =
     category: str | None = None
     for index, item in enumerate(bank.items):
         if item.category is not None and item.category != category:
-            kept = bank.categories.get(item.category)
-            out.append("  " + kept if kept is not None else _category(item.category))
+            source = bank.categories.get(item.category)
+            out.append("  " + source if source is not None else _category(item.category))
             category = item.category
         tags = item.tags
         if annotations and index in annotations:
