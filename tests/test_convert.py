@@ -70,18 +70,27 @@ def test_every_format_converts_to_every_other_keeping_the_judged_content(
         assert categories == [q.category for q in load_quiz(PLANTED).questions]
 
 
-def test_aiken_holds_multiple_choice_and_refuses_true_false(tmp_path: Path) -> None:
+def test_aiken_holds_multiple_choice_and_leaves_true_false_out(tmp_path: Path) -> None:
+    """Issue 31 item 1: what the target cannot hold is left out, one line each (file, line,
+    type, why) and a count, exit 0; --strict refuses the whole conversion (exit 2)."""
     out = tmp_path / "out.aiken"
+    strict = run("convert", str(OPENTDB), str(out), "--strict")
+    assert strict.returncode == 2
+    assert "cannot be written as aiken" in strict.stderr
+    assert "Traceback" not in strict.stderr and not out.exists()
     result = run("convert", str(OPENTDB), str(out))
-    assert result.returncode == 2
-    assert "cannot be written as aiken" in result.stderr
-    assert "Traceback" not in result.stderr
-    dropped = run("convert", str(OPENTDB), str(out), "--drop-unsupported")
-    assert dropped.returncode == 0, dropped.stderr
+    assert result.returncode == 0, result.stderr
     source = load_quiz(OPENTDB)
     kept = [q for q in source.questions if q.kind == "multiple"]
-    assert dropped.stderr.count("dropped item") == len(source.questions) - len(kept)
+    left = len(source.questions) - len(kept)
+    assert result.stderr.count("quiztui: left out ") == left + 1
+    assert f"left out {left} of {len(source.questions)} item(s) that aiken cannot hold" in (
+        result.stderr
+    )
+    assert f"left out {OPENTDB}:" in result.stderr and "(truefalse): Aiken holds" in result.stderr
     assert [q.text for q in load_quiz(out).questions] == [q.text for q in kept]
+    dropped = run("convert", str(OPENTDB), str(out), "--drop-unsupported")  # the old flag
+    assert dropped.returncode == 0 and dropped.stderr == result.stderr
 
 
 def test_types_not_judged_survive_gift_to_xml_to_gift(tmp_path: Path) -> None:
@@ -103,10 +112,12 @@ def test_types_not_judged_survive_gift_to_xml_to_gift(tmp_path: Path) -> None:
     assert [[c.text.plain() for c in i.choices] for i in again] == [
         [c.text.plain() for c in i.choices] for i in first
     ]
-    # Flat formats cannot hold an essay: the conversion stops and names it.
+    # Flat formats cannot hold an essay: it is left out and named; --strict stops instead.
     result = run("convert", str(gift), str(tmp_path / "flat.csv"))
-    assert result.returncode == 2
-    assert "item 3 (line 7): essay" in result.stderr
+    assert result.returncode == 0
+    assert f"left out {gift}:7: item 3 (essay): essay" in result.stderr
+    strict = run("convert", str(gift), str(tmp_path / "flat2.csv"), "--strict")
+    assert strict.returncode == 2 and f"{gift}:7: item 3 (essay)" in strict.stderr
 
 
 def test_bad_input_exits_2_with_file_line_and_no_traceback(tmp_path: Path) -> None:

@@ -521,7 +521,7 @@ def _cloze_item(draw: st.DrawFn, fmt: str) -> Item:
 
 @st.composite
 def _items(draw: st.DrawFn) -> Item:
-    kind = draw(st.sampled_from(sorted(gift._TYPES)))
+    kind = draw(st.sampled_from(sorted(set(gift._TYPES) - {"multichoiceset"})))
     fmt = draw(_FORMATS)
     if kind == "multianswer":
         return draw(_cloze_item(fmt))
@@ -546,9 +546,12 @@ def _as_gift_reads(items: list[Item]) -> list[Item]:
     for item in items:
         category = item.category if item.category is not None else category
         choices = item.choices
+        extra = item.extra
         if item.type == "multichoice":
             choices = tuple(replace(c, weight=None) if c.correct else c for c in choices)
-        out.append(replace(item, category=category, choices=choices))
+            if not any(c.correct for c in choices):  # no '=': Moodle's single = 0
+                extra = (("single", "false"),)
+        out.append(replace(item, category=category, choices=choices, extra=extra))
     return out
 
 
@@ -556,8 +559,9 @@ def _as_gift_reads(items: list[Item]) -> list[Item]:
 @given(st.lists(_items(), min_size=1, max_size=6))
 def test_generated_banks_round_trip(items: list[Item]) -> None:
     for item in items:
-        assert gift.unsupported(item) is None, item
-    written = gift.write_bank(Bank(items=tuple(items), format="gift", title="generated"))
+        assert gift.unsupported(item, cloze_extension=True) is None, item
+    bank = Bank(items=tuple(items), format="gift", title="generated")
+    written = gift.write_bank(bank, cloze_extension=True)
     again = gift.parse_bank(written, "generated.gift", "generated")
     assert _contents(again) == _as_gift_reads(items)
 

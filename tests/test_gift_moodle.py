@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from quiztui.core.bank import Bank, Choice, Item, Text, bank_quiz, stem_plain
-from quiztui.errors import QuizFormatError
+from quiztui.errors import QuizFormatError, QuiztuiError
 from quiztui.formats import cloze, gift, moodle_xml
 
 
@@ -179,8 +179,10 @@ def test_cloze_multiple_choice_blanks_are_vetted_and_short_answers_kept() -> Non
 
 def test_cloze_round_trips_through_gift_unchanged() -> None:
     bank = _read(CLOZE)
-    again = _read(gift.write_bank(bank))
+    again = _read(gift.write_bank(bank, cloze_extension=True))  # quiztui's GIFT extension
     assert [i.content() for i in again.items] == [i.content() for i in bank.items]
+    with pytest.raises(QuiztuiError, match="embedded answers .cloze. have no GIFT form"):
+        gift.write_bank(bank)  # Moodle's GIFT has no embedded answers: left out by default
 
 
 def test_cloze_and_an_edit_elsewhere_keep_the_cloze_bytes() -> None:
@@ -229,10 +231,12 @@ def test_cloze_item_written_back_with_its_codes() -> None:
         subquestions=cloze.split("{:MC:~is~=was#Past} {2:NM:=1822:1}")[1],
     )
     assert gift.render_item(item) == "Grant {:MC:is~=was#Past} born in {2:NM:=1822:1}."
-    assert gift.unsupported(item) is None
-    assert gift.unsupported(Item(type="multianswer", stem=Text("No blanks"))) is not None
+    assert gift.unsupported(item, cloze_extension=True) is None
+    assert gift.unsupported(item) is not None  # Moodle's GIFT has no embedded answers
+    no_blanks = Item(type="multianswer", stem=Text("No blanks"))
+    assert gift.unsupported(no_blanks, cloze_extension=True) is not None
     broken = Item(type="multianswer", stem=Text("Twice {#1} {#1}"), subquestions=item.subquestions)
-    assert gift.unsupported(broken) is not None
+    assert gift.unsupported(broken, cloze_extension=True) is not None
     assert Choice(Text("was", "html"), correct=True) in [
         Choice(c.text, c.correct) for c in item.subquestions[0].choices
     ]
@@ -317,7 +321,7 @@ def test_round_trip_gift_moodle_xml_gift_keeps_every_question() -> None:
     xml = moodle_xml.write_bank(bank)
     assert '<question type="cloze">' in xml
     from_xml = moodle_xml.parse_bank(xml, "english.xml", "english")
-    again = _read(gift.write_bank(from_xml))
+    again = _read(gift.write_bank(from_xml, cloze_extension=True))
     assert _shape(from_xml) == _shape(bank)
     assert _shape(again) == _shape(bank)
     assert [q.id for q in bank_quiz(again).questions] == [q.id for q in bank_quiz(bank).questions]
@@ -337,8 +341,9 @@ def test_moodle_xml_cloze_question_is_read_as_blanks() -> None:
     assert item.extra_value("penalty") == "0.3333333"
     quiz = bank_quiz(moodle_xml.parse_bank(xml, "p.xml", "p"))
     assert quiz.questions[0].text == "The largest planet is ___ and Earth has 1 moon."
-    assert moodle_xml.render_item(item).count("{1:MCH:Mars~=Jupiter~Venus}") == 1
-    with pytest.raises(QuizFormatError, match="embedded answer MC needs at least two answers"):
+    # The blank is written back as it was read (its source kept while unchanged).
+    assert moodle_xml.render_item(item).count("{1:MCH:~Mars~=Jupiter~Venus}") == 1
+    with pytest.raises(QuizFormatError, match=r"embedded answer 1 \(MC\) needs at least two"):
         moodle_xml.parse_bank(xml.replace("MCH:~Mars~=Jupiter~Venus", "MC:=Jupiter"), "b", "b")
 
 

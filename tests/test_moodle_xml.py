@@ -220,8 +220,9 @@ def test_own_fixture_every_modelled_type() -> None:
     assert cloze.raw is not None and cloze.raw.startswith('<question type="multianswer">')
     assert (cloze.ident, cloze.stem.text) == ("cloze-1", "Two plus two is {1:NUMERICAL:=4}.")
     quiz_ = bank_quiz(bank)
-    assert [q.id for q in quiz_.questions] == ["q1", "q3"]  # one key each: judged
-    assert len(quiz_.unjudged) == 7
+    # q1 and q3 have one key each; q2 (<single>false</single>) is judged option by option.
+    assert [q.id for q in quiz_.questions] == ["q1", "q2.1", "q2.2", "q2.3", "q3"]
+    assert len(quiz_.unjudged) == 6
 
 
 # --- U3: round trips and splices ----------------------------------------------------------------

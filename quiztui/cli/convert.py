@@ -3,15 +3,19 @@
 Formats in: Quizaic JSON/JSONL, Open Trivia DB, CSV, Moodle GIFT, Aiken, Moodle XML (detected by
 extension and content, or ``--from``); out: the same six (by OUT's extension, or ``--to``).
 Items the output format cannot hold (an essay written as Aiken, several right answers written
-as CSV) stop the conversion with their numbers and why, unless ``--drop-unsupported`` leaves them
-out (each is named on stderr).
+as CSV, a calculated question written as GIFT) are left out, each named on stderr with its file,
+line, type and why, then a count; the rest is written (exit 0). ``--strict`` refuses the whole
+conversion instead (exit 2), as it refuses a bad input item. A cloze question written as GIFT
+is left out (GIFT has no embedded answers) unless ``--gift-cloze`` asks for quiztui's own GIFT
+extension. Images (``<img>`` with ``<file>`` attachments) cannot travel into GIFT, Aiken or the
+flat formats: each such question says ``[image]`` where one was, and the questions are listed.
 
 ``--annotate`` writes the newest finished vet run of the quiz (matched by its content) into the
 output: a ``// quiztui: badge=… confidence=…`` comment in GIFT, ``quiztui:badge=…`` tags in Moodle
 XML. ``--fail-on SEVERITY`` lints the converted quiz too. Exit codes: 0 written (and no lint
 finding at or above ``--fail-on``); 1 written, with lint findings at or above ``--fail-on``; 2 bad
-input (unreadable quiz, unknown format, an item the output cannot hold, no vet run to annotate
-from).
+input (unreadable quiz, unknown format, with ``--strict``, an item the output cannot
+hold; no vet run to annotate from).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import Any
 
 from quiztui.cli._args import COLUMNS_HELP, Parents, help_for
 from quiztui.config import Config
-from quiztui.core.bank import Bank, bank_quiz, item_index
+from quiztui.core.bank import Bank, bank_quiz, item_index, without_images
 from quiztui.core.lint import FAIL_ON as LINT_FAIL_ON
 from quiztui.core.question_mode import LETTERS
 from quiztui.errors import QuiztuiError
@@ -62,14 +66,20 @@ def register(sub: Any, parents: Parents) -> None:
     p.add_argument(
         "--drop-unsupported",
         action="store_true",
-        help="leave out items the output format cannot hold instead of stopping",
+        help="(the default now) leave out items the output format cannot hold, each named",
+    )
+    p.add_argument(
+        "--gift-cloze",
+        action="store_true",
+        help="write cloze (embedded answers) questions into GIFT as {1:SA:...} blanks: a quiztui"
+        " extension that Moodle's GIFT importer does not read (default: leave them out)",
     )
     p.add_argument("--db", type=Path, help="SQLite run store (for --annotate)")
     p.add_argument(
         "--strict",
         action="store_true",
-        help="stop at the input's first bad item (exit 2) instead of skipping it"
-        " ([formats] strict = true)",
+        help="stop at the input's first bad item, and refuse to convert when an item has no"
+        " form in the output format (exit 2), instead of leaving it out ([formats] strict = true)",
     )
     p.add_argument(
         "--columns",
@@ -141,22 +151,38 @@ def cmd_convert(config: Config, args: argparse.Namespace) -> int:
     for line in bank.load_report():
         print(f"quiztui: {line}", file=sys.stderr)
     annotations = annotations_for(bank, config) if args.annotate else None
-    blocked = unsupported_items(bank, fmt)
-    if blocked and not args.drop_unsupported:
-        lines = [f"{args.input}: item {i + 1}{_line(bank, i)}: {why}" for i, why in blocked]
+    options = {"gift_cloze": bool(args.gift_cloze)}
+    blocked = unsupported_items(bank, fmt, **options)
+    if blocked and strict:
+        lines = [f"{_where(args.input, bank, i)}: {why}" for i, why in blocked]
         raise QuiztuiError(
-            f"{len(blocked)} item(s) cannot be written as {fmt} (--drop-unsupported leaves them"
+            f"{len(blocked)} item(s) cannot be written as {fmt} (without --strict they are left"
             " out):\n  " + "\n  ".join(lines)
         )
     if blocked:
         dropped = {i for i, _ in blocked}
         for i, why in blocked:
-            print(f"quiztui: dropped item {i + 1}{_line(bank, i)}: {why}", file=sys.stderr)
+            print(f"quiztui: left out {_where(args.input, bank, i)}: {why}", file=sys.stderr)
+        print(
+            f"quiztui: left out {len(blocked)} of {len(bank.items)} item(s) that {fmt} cannot"
+            " hold (--strict refuses the conversion instead)",
+            file=sys.stderr,
+        )
         kept = [i for i in range(len(bank.items)) if i not in dropped]
         if annotations is not None:
             annotations = {n: annotations[i] for n, i in enumerate(kept) if i in annotations}
         bank = replace(bank, items=tuple(bank.items[i] for i in kept))
-    text = write_bank(bank, fmt, annotations)
+    if fmt != "moodle_xml":
+        bank, pictured = without_images(bank)
+        if pictured:
+            listed = ", ".join(_where(args.input, bank, i) for i in pictured[:10])
+            more = f" and {len(pictured) - 10} more" if len(pictured) > 10 else ""
+            print(
+                f"quiztui: {len(pictured)} question(s) lost their images ({fmt} cannot carry"
+                f" files; the text says [image] where one was): {listed}{more}",
+                file=sys.stderr,
+            )
+    text = write_bank(bank, fmt, annotations, **options)
     if args.output == Path("-"):
         sys.stdout.write(text)
     else:
@@ -184,6 +210,8 @@ def lint_exit(config: Config, bank: Bank, fail_on: str) -> int:
     return 1 if report.fails(fail_on) else 0
 
 
-def _line(bank: Bank, index: int) -> str:
-    line = bank.items[index].line
-    return f" (line {line})" if line is not None else ""
+def _where(path: Path, bank: Bank, index: int) -> str:
+    """``quiz.xml:120: item 7 (multichoiceset)``: file, line, item number and type."""
+    item = bank.items[index]
+    line = f":{item.line}" if item.line is not None else ""
+    return f"{path}{line}: item {index + 1} ({item.type})"

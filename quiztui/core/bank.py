@@ -45,8 +45,8 @@ class Text:
     text: str
     format: str = "moodle"
 
-    def plain(self) -> str:
-        return plain_text(self.text, self.format)
+    def plain(self, *, layout: bool = False) -> str:
+        return plain_text(self.text, self.format, layout=layout)
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,9 @@ class SubQuestion:
     kind: str
     choices: tuple[Choice, ...]
     mark: str = ""
+    # The blank as read from Moodle XML, written back byte for byte while the blank's content
+    # is unchanged (not part of equality: two blanks are the same when their content is).
+    raw: str | None = field(default=None, compare=False)
 
     @property
     def family(self) -> str:
@@ -156,6 +159,9 @@ class Bank:
     truth: Mapping[str, int] = field(default_factory=dict)
     skipped: tuple[Skipped, ...] = ()  # items a non-strict load left out (see ``Skipped``)
     notes: tuple[str, ...] = ()  # warnings about how the file was read (an encoding guessed)
+    # Moodle XML: a category question's own source (with its <info> description and
+    # <idnumber>) by category path, written back when that category is written.
+    categories: Mapping[str, str] = field(default_factory=dict)
 
     def load_report(self) -> list[str]:
         """Warnings, then ``loaded N of M items (K skipped: …)`` and a line per skipped item."""
@@ -200,8 +206,30 @@ def blank_number(question_id_: str) -> int | None:
     return int(blank) if dot else None
 
 
+def multiple_answers(item: Item) -> bool:
+    """A tick-all-that-apply item: a ``multichoiceset`` (qtype_multichoiceset, all or nothing)
+    or a multichoice whose ``<single>`` Moodle reads as false (question/format/xml/format.php,
+    ``trans_single``: "false", "0" or empty; the GIFT reader sets it for a block without ``=``,
+    as question/format/gift/format.php does)."""
+    if item.type == "multichoiceset":
+        return True
+    single = item.extra_value("single")
+    return (
+        item.type == "multichoice" and single is not None and single.strip() in ("false", "0", "")
+    )
+
+
+def right_options(item: Item) -> list[int]:
+    """The options Moodle scores as right: marked right, else those with a positive weight."""
+    return _right_choices(item)
+
+
 def why_not_judged(item: Item) -> str | None:
-    """None when the vet pipeline can judge the item, else the type shown as "not judged (…)"."""
+    """None when the vet pipeline can judge the item, else the type shown as "not judged (…)".
+    A tick-all item (``multiple_answers``) is "multi-answer" here: ``bank_quiz`` judges each of
+    its options on its own instead."""
+    if multiple_answers(item):
+        return "multi-answer"
     if item.type == "truefalse":
         return None if len(item.choices) == 2 else "truefalse without two answers"
     if item.type != "multichoice":
@@ -220,9 +248,10 @@ def why_not_judged(item: Item) -> str | None:
 
 def _right_choices(item: Item) -> list[int]:
     marked = [i for i, c in enumerate(item.choices) if c.correct]
-    if marked:
+    positive = [i for i, c in enumerate(item.choices) if c.weight is not None and c.weight > 0]
+    if marked and not (multiple_answers(item) and set(marked) < set(positive)):
         return marked
-    return [i for i, c in enumerate(item.choices) if c.weight is not None and c.weight > 0]
+    return positive
 
 
 def item_question(item: Item, index: int) -> Question:
@@ -240,13 +269,33 @@ def item_question(item: Item, index: int) -> Question:
         )
     return Question(
         id=question_id(index),
-        text=stem_plain(item),
-        options=tuple(c.text.plain() for c in item.choices),
+        text=stem_plain(item) + partial_note(item),
+        options=tuple(c.text.plain(layout=True) for c in item.choices),
         key=_right_choices(item)[0],
         category=item.category,
         kind="multiple",
         source_line=item.line,
     )
+
+
+def partial_note(item: Item) -> str:
+    """`` (Option 3 earns partial credit: 50%.)`` for a single-answer item whose other options
+    carry a positive weight, so the judge is told they are partly right, not plain distractors;
+    "" otherwise."""
+    if item.type != "multichoice" or multiple_answers(item):
+        return ""
+    key = _right_choices(item)[:1]
+    partial = [
+        f"Option {i + 1} earns partial credit: {_percent(c.weight)}."
+        for i, c in enumerate(item.choices)
+        if i not in key and c.weight is not None and 0 < c.weight < 100
+    ]
+    return (" (" + " ".join(partial) + ")") if partial else ""
+
+
+def _percent(weight: float | None) -> str:
+    value = weight or 0.0
+    return f"{value:g}%"
 
 
 def stem_plain(item: Item) -> str:
@@ -313,12 +362,46 @@ def _blank_rows(item: Item, index: int) -> tuple[list[Question], list[Unjudged]]
     return questions, unjudged
 
 
+OPTION_STATEMENT = (
+    "{stem} (Several answers may be right.) Is this one of the right answers: {option}"
+)
+
+
+def _option_rows(item: Item, index: int) -> tuple[list[Question], list[Unjudged]]:
+    """A tick-all item judged option by option: ``q3.k`` is the true/false question "is option
+    k one of the right answers", keyed True when Moodle scores option k as right; the item's
+    key is the set of its options keyed True."""
+    right = set(_right_choices(item))
+    stem = stem_plain(item)
+    if len(item.choices) < 2 or any(not c.text.plain().strip() for c in item.choices):
+        row = Unjudged(id=question_id(index), text=stem, type="multi-answer", source_line=item.line)
+        return [], [row]
+    questions = [
+        Question(
+            id=f"{question_id(index)}.{number}",
+            text=OPTION_STATEMENT.format(stem=stem, option=choice.text.plain(layout=True)),
+            options=("True", "False"),
+            key=0 if number - 1 in right else 1,
+            category=item.category,
+            kind="boolean",
+            source_line=item.line,
+        )
+        for number, choice in enumerate(item.choices, start=1)
+    ]
+    return questions, []
+
+
 def bank_quiz(bank: Bank) -> Quiz:
     questions: list[Question] = []
     unjudged: list[Unjudged] = []
     for index, item in enumerate(bank.items):
         if item.type == "multianswer" and item.subquestions:
             judged, kept = _blank_rows(item, index)
+            questions += judged
+            unjudged += kept
+            continue
+        if multiple_answers(item):
+            judged, kept = _option_rows(item, index)
             questions += judged
             unjudged += kept
             continue
@@ -357,6 +440,8 @@ def apply_edit(
     For an embedded-answers item, ``blank`` (``blank_number`` of the question id) names the
     blank whose options and key changed; the text shown around it is not the item's to edit.
     """
+    if multiple_answers(item) and blank is not None:
+        return _edit_option_truth(item, blank, key == 0)
     if item.type == "multianswer":
         if blank is None or not 1 <= blank <= len(item.subquestions):
             raise QuiztuiError("edit one blank of an embedded-answers question at a time")
@@ -377,8 +462,10 @@ def apply_edit(
         choice_text = _edited_text(base, option)
         right = i == key
         weight = (100.0 if right else 0.0) if weighted else None
-        if old is not None and weighted and not right and old.weight is not None and old.weight < 0:
-            weight = old.weight
+        if old is not None and weighted and not right and old.weight is not None:
+            # A negative weight is kept; a partial one while the option's text is unchanged.
+            partial = old.weight < 100 and choice_text is old.text
+            weight = old.weight if old.weight < 0 or partial else 0.0
         new_choices.append(
             Choice(
                 text=choice_text,
@@ -387,6 +474,9 @@ def apply_edit(
                 feedback=old.feedback if old is not None else None,
             )
         )
+    note = partial_note(item)
+    if note and text.endswith(note):  # the note shown to the judge is not the stem's text
+        text = text[: -len(note)]
     stem = _edited_text(item.stem, text) if item.tail is None else item.stem
     if item.tail is not None and text != stem_plain(item):
         stem, tail = _edited_text(item.stem, text), None
@@ -394,24 +484,115 @@ def apply_edit(
     return replace(item, stem=stem, choices=tuple(new_choices))
 
 
+def _edit_option_truth(item: Item, number: int, right: bool) -> Item:
+    """A tick-all item with option ``number`` (1-based) made right or wrong: the right options
+    share 100% (Moodle requires it of a multiple-answer multichoice), wrong ones keep a
+    negative weight or get 0."""
+    if not 1 <= number <= len(item.choices):
+        raise QuiztuiError(f"option {number} is not one of the question's options")
+    rights = set(_right_choices(item)) - {number - 1} | ({number - 1} if right else set())
+    share = round(100 / len(rights), 5) if rights else 0.0
+    choices = []
+    for i, c in enumerate(item.choices):
+        if i in rights:
+            weight = 100.0 if item.type == "multichoiceset" else share
+            choices.append(replace(c, correct=weight == 100, weight=weight))
+        else:
+            weight = c.weight if c.weight is not None and c.weight < 0 else 0.0
+            choices.append(replace(c, correct=False, weight=weight))
+    return replace(item, choices=tuple(choices))
+
+
 def _edited_text(old: Text, new_plain: str) -> Text:
-    if old.plain() == new_plain:
+    if old.plain() == new_plain or old.plain(layout=True) == new_plain:
         return old
     if old.format == "html":
         return Text(html.escape(new_plain, quote=False), "html")
     return Text(new_plain, old.format)
 
 
+# --- Images ------------------------------------------------------------------------------------
+
+_IMAGE = re.compile(r"<img\b[^>]*>|!\[[^\]\n]*\]\([^)\n]*\)", re.IGNORECASE)
+IMAGE_MARK = "[image]"
+
+
+def _unpictured(text: Text | None) -> Text | None:
+    if text is None or text.format == "plain":
+        return text
+    return replace(text, text=_IMAGE.sub(IMAGE_MARK, text.text))
+
+
+def _choices_unpictured(choices: tuple[Choice, ...]) -> tuple[Choice, ...]:
+    return tuple(
+        replace(c, text=_unpictured(c.text) or c.text, feedback=_unpictured(c.feedback))
+        for c in choices
+    )
+
+
+def without_images(bank: Bank) -> tuple[Bank, list[int]]:
+    """The bank with every image (an HTML ``<img>``, a Markdown ``![..](..)``) replaced by
+    ``[image]`` and embedded files (Moodle XML ``<file>``) dropped, for a format that cannot
+    carry them; and the indices of the items that had one."""
+    items: list[Item] = []
+    pictured: list[int] = []
+    for index, item in enumerate(bank.items):
+        files = [(k, v) for k, v in item.extra if k == "file" or k.endswith("/file")]
+        new = replace(
+            item,
+            stem=_unpictured(item.stem) or item.stem,
+            tail=_unpictured(item.tail),
+            general_feedback=_unpictured(item.general_feedback),
+            choices=_choices_unpictured(item.choices),
+            subquestions=tuple(
+                replace(sub, choices=_choices_unpictured(sub.choices), raw=None)
+                if _choices_unpictured(sub.choices) != sub.choices
+                else sub
+                for sub in item.subquestions
+            ),
+            extra=tuple(pair for pair in item.extra if pair not in files),
+        )
+        if new != item:
+            pictured.append(index)
+        items.append(new)
+    return replace(bank, items=tuple(items)), pictured
+
+
 # --- Plain text for the judge ------------------------------------------------------------------
 
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _BREAK = re.compile(r"<\s*(br|/p|/div|/li)\s*/?>", re.IGNORECASE)
+_LINE_BREAK = re.compile(r"<\s*br\s*/?>", re.IGNORECASE)
+_PRE = re.compile(r"<pre\b[^>]*>(.*?)</pre\s*>", re.IGNORECASE | re.DOTALL)
+_CODE = re.compile(r"<code\b[^>]*>(.*?)</code\s*>", re.IGNORECASE | re.DOTALL)
+# How layout that tells options apart is kept in one-line plain text (the judge's prompt and
+# lint see one line): a line break as " ↵ ", a code line's indentation as "·" per space, code
+# (``<pre>``, ``<code>``) between backticks.
+NEWLINE_MARK = " ↵ "
+INDENT_MARK = "·"
 
 
-def plain_text(text: str, fmt: str = "moodle") -> str:
-    """What a reader sees: HTML tags dropped and entities decoded for html/moodle text."""
+def _pre_text(match: re.Match[str]) -> str:
+    lines = _TAG.sub("", _LINE_BREAK.sub("\n", match.group(1))).strip("\r\n").splitlines()
+    kept = [INDENT_MARK * (len(ln) - len(ln.lstrip(" "))) + ln.strip() for ln in lines]
+    return " `" + NEWLINE_MARK.join(kept) + "` "
+
+
+def _code_text(match: re.Match[str]) -> str:
+    return "`" + match.group(1) + "`"
+
+
+def plain_text(text: str, fmt: str = "moodle", *, layout: bool = False) -> str:
+    """What a reader sees: HTML tags dropped and entities decoded for html/moodle text. Code
+    keeps its layout, between backticks (``<pre>`` line breaks and indentation, see
+    ``NEWLINE_MARK``); with ``layout``, a ``<br>`` is a line break too (options: "P<br>R" is
+    not "P R")."""
     if fmt in ("html", "moodle"):
         if fmt == "html" or "<" in text:
+            text = _PRE.sub(_pre_text, text)
+            text = _CODE.sub(_code_text, text)
+            if layout:
+                text = _LINE_BREAK.sub(NEWLINE_MARK, text)
             text = _BREAK.sub(" ", text)
             text = _TAG.sub("", text)
         text = html.unescape(text)

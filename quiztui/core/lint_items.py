@@ -376,6 +376,15 @@ def _negative_finding(q: Question) -> list[LintFinding]:
     return []
 
 
+def _code_differs(a: str, b: str) -> bool:
+    """Two options, one at least holding code or a line break (backticks and " ↵ ", as
+    ``bank.plain_text`` writes ``<pre>``, ``<code>`` and an option's ``<br>``), that differ at
+    all: code and layout are case-, quote- and layout-sensitive (``Main`` /
+    ``main``, ``echo 'x'`` / ``echo "x"``, ``#!`` / ``!#``), so they are neither the same
+    option nor near-duplicates."""
+    return a != b and any(mark in a or mark in b for mark in ("`", "↵"))
+
+
 def _option_findings(
     q: Question, s: LintSettings, key_ok: bool, texts: QuestionTexts
 ) -> list[LintFinding]:
@@ -395,6 +404,8 @@ def _option_findings(
                 and repeats[i] != repeats[j]
             ):
                 continue  # no repeat, and the lengths alone keep the ratio below the threshold
+            if _code_differs(q.options[i], q.options[j]):
+                continue
             has_key = key_ok and q.key in (i, j)
             key_note = f" (option {q.key + 1} is the key)" if has_key else ""
             if repeats[i] and repeats[i] == repeats[j]:

@@ -31,7 +31,15 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from quiztui.core.bank import Bank, Choice, Item, Skipped, Text, refuse_annotations
+from quiztui.core.bank import (
+    Bank,
+    Choice,
+    Item,
+    Skipped,
+    Text,
+    multiple_answers,
+    refuse_annotations,
+)
 from quiztui.errors import QuizFormatError, QuizProblem, QuiztuiError
 
 NAME = "aiken"
@@ -212,8 +220,9 @@ def _key(item: Item) -> int | None:
 
 def unsupported(item: Item) -> str | None:
     """None when the item can be written as Aiken, else why not."""
-    if item.type != "multichoice":
-        return f"Aiken holds only single-answer multiple choice (this is {item.type})"
+    if item.type != "multichoice" or multiple_answers(item):
+        kind = "tick-all multichoice" if item.type == "multichoice" else item.type
+        return f"Aiken holds only single-answer multiple choice (this is {kind})"
     count = len(item.choices)
     if not 2 <= count <= _MAX_OPTIONS:
         return f"Aiken needs 2 to {_MAX_OPTIONS} options (this has {count})"

@@ -116,21 +116,28 @@ def output_format(path: str | Path, to: str | None) -> str:
     return OUTPUT_EXTENSIONS[suffix]
 
 
-def unsupported_items(bank: Bank, fmt: str) -> list[tuple[int, str]]:
-    """(index, reason) of every item format ``fmt`` cannot hold."""
+def unsupported_items(bank: Bank, fmt: str, *, gift_cloze: bool = False) -> list[tuple[int, str]]:
+    """(index, reason) of every item format ``fmt`` cannot hold; ``gift_cloze``: GIFT holds
+    cloze questions in quiztui's own extension."""
     module = format_module(fmt)
+    options = {"cloze_extension": True} if fmt == "gift" and gift_cloze else {}
     out = []
     for index, item in enumerate(bank.items):
-        reason = module.unsupported(item)
+        reason = module.unsupported(item, **options)
         if reason is not None:
             out.append((index, reason))
     return out
 
 
 def write_bank(
-    bank: Bank, fmt: str, annotations: Mapping[int, Mapping[str, str]] | None = None
+    bank: Bank,
+    fmt: str,
+    annotations: Mapping[int, Mapping[str, str]] | None = None,
+    *,
+    gift_cloze: bool = False,
 ) -> str:
-    return format_module(fmt).write_bank(bank, annotations)  # type: ignore[no-any-return]
+    options = {"cloze_extension": True} if fmt == "gift" and gift_cloze else {}
+    return format_module(fmt).write_bank(bank, annotations, **options)  # type: ignore[no-any-return]
 
 
 def edited_text(bank: Bank, edits: Mapping[int, Item]) -> str:

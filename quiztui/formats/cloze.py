@@ -8,11 +8,17 @@ a separator too, as Moodle's ``~?`` alternative loop reads it); each is an optio
 ANSWER_ALTERNATIVE_FRACTION_REGEX), then the answer, then ``#feedback``. A numerical answer is a
 number with an optional ``:tolerance`` (NUMERICAL_ALTERNATIVE_REGEX) or ``*``.
 
-Both GIFT text and Moodle XML ``<question type="cloze">`` carry blanks the same way, so both
-read them here: ``split`` turns a text into the stem (blank k replaced by ``{#k}``, Moodle's own
-placeholder) and the ``SubQuestion``s; ``render`` / ``join`` write them back. A backslash
-escapes ``\\ ~ # { } = : %`` and ``\\n`` is a newline (GIFT's escapes, a superset of the
-``\\}`` and ``\\#`` Moodle's Cloze reader knows); the writer escapes what would be misread.
+Two dialects share the blank model. Moodle XML ``<question type="cloze">`` follows Moodle's own
+reader (question/type/multianswer/questiontype.php, ``qtype_multianswer_extract_question``):
+``split`` applies Moodle's ANSWER_REGEX as Moodle writes it, an answer ending at the first ``~``,
+``#`` or ``}`` not just after a backslash (nor, for ``#``, after ``&`` or ``&amp;``: an entity),
+a feedback at the first ``~`` or ``}`` not just after a backslash; only ``\\}`` and ``\\#`` are
+decoded (a backslash before anything else is text: ``C:\\Windows`` stays as written) and a line
+break inside a blank is text. ``render(..., dialect="moodle")`` writes what that reader reads
+back as the same blank, and each blank keeps its source (``SubQuestion.raw``), written back
+byte for byte while its content is unchanged. GIFT has no embedded answers: quiztui's own GIFT
+extension reads blanks with GIFT's escapes (a backslash escapes ``\\ ~ # { } = : %``, ``\\n`` is
+a newline) through ``sub_question`` and writes them with ``dialect="gift"``.
 Checks follow Moodle's qtype_multianswer_validate_question: a multiple-choice blank needs two
 answers, any other one answer, and a numerical answer must be a number or ``*``.
 """
@@ -55,22 +61,79 @@ def closing(text: str, start: int) -> int | None:
     return None
 
 
+# Moodle's regular expressions (question/type/multianswer/questiontype.php), as Moodle writes
+# them; PHP's one lookbehind ``(?<!\\\\|&|&amp;)`` is three here (Python's lookbehinds have one
+# width each).
+_M_FRACTION = r"=|%(-?[0-9]+(?:[.,][0-9]*)?)%"  # ANSWER_ALTERNATIVE_FRACTION_REGEX
+_M_ANSWER = r".+?(?<!\\)(?<!&)(?<!&amp;)(?=[~#}]|$)"  # ANSWER_ALTERNATIVE_ANSWER_REGEX
+_M_FEEDBACK = r".*?(?<!\\)(?=[~}]|$)"  # ANSWER_ALTERNATIVE_FEEDBACK_REGEX
+_M_ALTERNATIVE = f"({_M_FRACTION})?({_M_ANSWER})(#({_M_FEEDBACK}))?"  # ANSWER_ALTERNATIVE_REGEX
+_M_TYPES = "|".join(sorted(CLOZE_TYPES, key=len, reverse=True))  # ANSWER_TYPE_DEF_REGEX
+_M_PLAIN_ALTERNATIVE = _M_ALTERNATIVE.replace("(", "(?:").replace("(?:?", "(?")
+_M_BLANK = re.compile(  # ANSWER_REGEX
+    r"\{([0-9]*):("
+    + _M_TYPES
+    + r"):("
+    + _M_PLAIN_ALTERNATIVE
+    + "(?:~"
+    + _M_PLAIN_ALTERNATIVE
+    + r")*)\}",
+    re.DOTALL,
+)
+_M_EACH = re.compile("~?" + _M_ALTERNATIVE, re.DOTALL)
+_M_NUMERICAL = re.compile(rf"({_NUMBER})(:{_NUMBER})?", re.DOTALL)  # NUMERICAL_ALTERNATIVE_REGEX
+
+
 def split(text: str) -> tuple[str, tuple[SubQuestion, ...]]:
-    """(stem with ``{#k}`` placeholders, blanks) of a text holding blanks; ``ClozeError``."""
-    pieces: list[str] = []
+    """(stem with ``{#k}`` placeholders, blanks) of a Moodle cloze question text, read as
+    ``qtype_multianswer_extract_question`` reads it: the first blank Moodle's ANSWER_REGEX
+    finds becomes ``{#1}``, and so on; ``ClozeError`` for a blank Moodle would refuse."""
     subs: list[SubQuestion] = []
-    pos = 0
-    for match in START.finditer(text):
-        if match.start() < pos or _escaped(text, match.start()):
-            continue
-        end = closing(text, match.end())
-        if end is None:
-            raise ClozeError("embedded answer '{' is never closed by '}'", match.start())
-        subs.append(sub_question(match.group(2), match.group(1), text, match.end(), end))
-        pieces += [text[pos : match.start()], "{#" + str(len(subs)) + "}"]
-        pos = end + 1
-    pieces.append(text[pos:])
-    return "".join(pieces), tuple(subs)
+    while (match := _M_BLANK.search(text)) is not None:
+        subs.append(_moodle_blank(match, len(subs) + 1))
+        text = text[: match.start()] + "{#" + str(len(subs)) + "}" + text[match.end() :]
+    return text, tuple(subs)
+
+
+def _moodle_blank(match: re.Match[str], number: int) -> SubQuestion:
+    kind, mark, remaining = match.group(2), match.group(1), match.group(3)
+    family = CLOZE_TYPES[kind]
+    choices: list[Choice] = []
+    while (alt := _M_EACH.search(remaining)) is not None:
+        fraction, percent, answer, feedback = alt.group(1), alt.group(2), alt.group(3), alt.group(5)
+        correct, weight = fraction == "=", None
+        if percent:
+            weight = float(percent.replace(",", "."))
+            correct = weight == 100
+        if not answer.strip():
+            raise ClozeError(f"empty answer in embedded answer {number}", match.start())
+        if family == "numerical":
+            numbers = _M_NUMERICAL.fullmatch(answer)
+            if numbers is None and answer.strip() != "*":
+                raise ClozeError(
+                    f"bad numerical answer {answer!r} in embedded answer {number}: expected a"
+                    " number, number:tolerance or *",
+                    match.start(),
+                )
+            text = Text(answer if numbers is not None else answer.strip(), "plain")
+        else:
+            text = Text(_moodle_decode(answer), _ANSWER_FORMAT)
+        shown = _moodle_decode(feedback) if feedback else ""
+        choices.append(
+            Choice(text, correct, weight, Text(shown, _ANSWER_FORMAT) if shown else None)
+        )
+        remaining = remaining.split(alt.group(0), 1)[1]
+    least = 2 if family in ("multichoice", "multiresponse") else 1
+    if len(choices) < least:
+        what = "two answers" if least == 2 else "an answer"
+        raise ClozeError(f"embedded answer {number} ({kind}) needs at least {what}", match.start())
+    return SubQuestion(kind=kind, choices=tuple(choices), mark=mark, raw=match.group(0))
+
+
+def _moodle_decode(text: str) -> str:
+    """Moodle decodes ``\\}`` and ``\\#`` in an answer or feedback, nothing else (entities are
+    kept: the text is html, decoded when shown)."""
+    return text.replace("\\}", "}").replace("\\#", "#")
 
 
 def _escaped(text: str, index: int) -> bool:
@@ -165,8 +228,18 @@ def _unescape_split(body: str) -> tuple[str, str | None]:
 # --- writing -----------------------------------------------------------------------------------
 
 
-def render(sub: SubQuestion) -> str:
-    """``{mark:KIND:alternatives}``, read back by ``split`` as the same blank."""
+def render(sub: SubQuestion, dialect: str = "moodle") -> str:
+    """``{mark:KIND:alternatives}``: read back as the same blank by Moodle's reader (``split``)
+    for ``dialect="moodle"`` (the blank's own source while its content is unchanged), or by
+    quiztui's GIFT extension (``sub_question``) for ``dialect="gift"``."""
+    if dialect == "moodle" and sub.raw is not None:
+        kept = _M_BLANK.fullmatch(sub.raw)
+        if kept is not None:
+            try:
+                if _moodle_blank(kept, 1) == sub:
+                    return sub.raw
+            except ClozeError:
+                pass
     alternatives = []
     for choice in sub.choices:
         if choice.weight is not None:
@@ -174,17 +247,55 @@ def render(sub: SubQuestion) -> str:
         else:
             prefix = "=" if choice.correct else ""
         answer = choice.text.text
-        written = answer if sub.family == "numerical" else _escape(answer)
-        if not prefix and written.startswith(("=", "%")):
-            written = "\\" + written
         feedback = choice.feedback.text if choice.feedback is not None else ""
-        alternatives.append(prefix + written + ("#" + _escape(feedback) if feedback else ""))
+        if dialect == "gift":
+            written = answer if sub.family == "numerical" else _escape(answer)
+            if not prefix and written.startswith(("=", "%")):
+                written = "\\" + written
+            alternatives.append(prefix + written + ("#" + _escape(feedback) if feedback else ""))
+            continue
+        written = answer if sub.family == "numerical" else _moodle_escape(answer, ends="&")
+        if not prefix and (written.startswith("=") or _FRACTION.match(written)):
+            prefix = "%0%"  # else Moodle reads the answer's start as its fraction
+        alternatives.append(prefix + written + ("#" + _moodle_escape(feedback) if feedback else ""))
     return "{" + sub.mark + ":" + sub.kind + ":" + "~".join(alternatives) + "}"
 
 
-def join(stem: str, subs: Sequence[SubQuestion], escape: Callable[[str], str] | None = None) -> str:
-    """The stem with each ``{#k}`` replaced by blank k written out; ``escape`` escapes the text
-    between blanks for the enclosing format."""
+def _moodle_escape(text: str, ends: str = "") -> str:
+    """An answer or feedback as Moodle's reader reads it back (see ``split``): ``}`` and ``#``
+    escaped (a ``#`` just after ``&`` stays: Moodle reads it as an entity's), a ``~`` as an
+    entity unless a backslash already keeps it, a final backslash as an entity (it would keep
+    the blank open), and, with ``ends="&"`` (an answer), a final ``&`` or ``&amp;`` too (Moodle's
+    answer cannot end just after one)."""
+    out: list[str] = []
+    for c in text:
+        done = "".join(out[-5:])
+        if c == "}":
+            out.append("\\}")
+        elif c == "#":
+            out.append("#" if done.endswith(("&", "&amp;")) else "\\#")
+        elif c == "~":
+            out.append("~" if done.endswith("\\") else "&#126;")
+        else:
+            out.append(c)
+    if out and out[-1] in "\\\n":  # a final backslash escapes the end; "\n" is PCRE's "$"
+        out[-1] = "&#92;" if out[-1] == "\\" else "&#10;"
+    written = "".join(out)
+    if ends and written.endswith("&amp;"):
+        return written[:-5] + "&#38;"
+    if ends and written.endswith("&"):
+        return written[:-1] + "&#38;"
+    return written
+
+
+def join(
+    stem: str,
+    subs: Sequence[SubQuestion],
+    escape: Callable[[str], str] | None = None,
+    dialect: str = "moodle",
+) -> str:
+    """The stem with each ``{#k}`` replaced by blank k written out (see ``render``); ``escape``
+    escapes the text between blanks for the enclosing format."""
 
     def outside(part: str) -> str:
         return escape(part) if escape is not None else part
@@ -195,7 +306,7 @@ def join(stem: str, subs: Sequence[SubQuestion], escape: Callable[[str], str] | 
         k = int(match.group(1))
         if not 1 <= k <= len(subs):
             continue
-        out += [outside(stem[pos : match.start()]), render(subs[k - 1])]
+        out += [outside(stem[pos : match.start()]), render(subs[k - 1], dialect)]
         pos = match.end()
     out.append(outside(stem[pos:]))
     return "".join(out)

@@ -248,7 +248,14 @@ class _Reader:
             return None
         kind, choices, feedback = answers
         end = tail_chars[-1].end if tail_chars else chars[close].end
-        return self._item(kind, stem, choices, feedback, tail, title, comments, start, end)
+        item = self._item(kind, stem, choices, feedback, tail, title, comments, start, end)
+        block = chars[brace + 1 : close]
+        general = _find_seq(block, "####")
+        if kind == "multichoice" and _find(block[:general], "=") is None:
+            # question/format/gift/format.php: "Multiple answers are enabled if no single
+            # answer is 100% correct" -- a block without '=' is read with single = 0.
+            item = replace(item, extra=(("single", "false"),))
+        return item
 
     def _cloze(
         self, chars: list[_Ch], title: str | None, comments: list[str], start: int, end: int

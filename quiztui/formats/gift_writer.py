@@ -26,6 +26,8 @@ from quiztui.core.bank import (
     Item,
     Text,
     annotation_pairs,
+    multiple_answers,
+    right_options,
 )
 from quiztui.errors import QuiztuiError
 from quiztui.formats import cloze
@@ -34,6 +36,7 @@ _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _NUMERICAL = re.compile(rf"\*|{_NUMBER}|{_NUMBER}[ \t]*(?::|\.\.)[ \t]*{_NUMBER}")
 _TYPES = (
     "multichoice",
+    "multichoiceset",  # written as Moodle's multiple-answer multichoice (see ``_answer_block``)
     "truefalse",
     "shortanswer",
     "numerical",
@@ -47,10 +50,17 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _RISKY_START = re.compile(r"\[(?:html|moodle|plain|markdown)\]|%|//|\$CATEGORY:")
 
 
-def unsupported(item: Item) -> str | None:
-    """None when ``item`` can be written as GIFT, else why not."""
+def unsupported(item: Item, *, cloze_extension: bool = False) -> str | None:
+    """None when ``item`` can be written as GIFT, else why not. Moodle's GIFT format has no
+    embedded answers (question/format/gift/format.php reads no ``{1:SA:...}``): a cloze item is
+    written only as quiztui's own extension, when ``cloze_extension`` asks for it."""
     if item.raw is not None or item.type not in _TYPES:
         return f"{item.type} questions have no GIFT form"
+    if item.type == "multianswer" and not cloze_extension:
+        return (
+            "embedded answers (cloze) have no GIFT form in Moodle (--gift-cloze writes"
+            " quiztui's own extension, which only quiztui reads)"
+        )
     for text in _texts(item):
         if text.format not in TEXT_FORMATS:
             return f"text format {text.format!r} has no GIFT tag"
@@ -86,10 +96,10 @@ def _shape_problem(item: Item) -> str | None:
     elif kind == "truefalse":
         if len(choices) != 2 or choices[0].correct == choices[1].correct:
             return "true/false without a True and a False answer, exactly one of them right"
-    elif kind == "multichoice":
+    elif kind in ("multichoice", "multichoiceset"):
         if len(choices) < 2:
             return "multiple choice with fewer than two answers"
-        if all(c.correct for c in choices):
+        if all(c.correct for c in choices) and not multiple_answers(item):
             return "multiple choice with every answer right (GIFT reads that as short answer)"
     elif kind == "shortanswer":
         if not choices:
@@ -109,7 +119,9 @@ def _shape_problem(item: Item) -> str | None:
             return "matching with fewer than two pairs"
         if any(not (c.match or "").strip() or "->" in c.text.text for c in choices):
             return "matching pair without an answer, or with '->' in its question"
-    if kind in ("multichoice", "shortanswer") and any(not c.text.text.strip() for c in choices):
+    if kind in ("multichoice", "multichoiceset", "shortanswer") and any(
+        not c.text.text.strip() for c in choices
+    ):
         return f"{kind} with an empty answer"
     return None
 
@@ -121,12 +133,17 @@ def _texts(item: Item) -> list[Text]:
     return texts
 
 
-def write_bank(bank: Bank, annotations: Mapping[int, Mapping[str, str]] | None = None) -> str:
+def write_bank(
+    bank: Bank,
+    annotations: Mapping[int, Mapping[str, str]] | None = None,
+    *,
+    cloze_extension: bool = False,
+) -> str:
     """The whole bank as a GIFT file; items must pass ``unsupported`` (callers drop the rest)."""
     blocks: list[str] = []
     category: str | None = None
     for index, item in enumerate(bank.items):
-        reason = unsupported(item)
+        reason = unsupported(item, cloze_extension=cloze_extension)
         if reason is not None:
             raise QuiztuiError(f"item {index + 1} cannot be written as GIFT: {reason}")
         if item.category is not None and item.category != category:
@@ -175,7 +192,7 @@ def _cloze_stem(item: Item) -> str:
     """The stem with each blank written as an embedded answer (``{1:MC:~a~=b}``) in place."""
     text = item.stem
     tag = text.format != "moodle" or _RISKY_START.match(text.text) is not None
-    joined = cloze.join(text.text, item.subquestions, _escape)
+    joined = cloze.join(text.text, item.subquestions, _escape, "gift")
     return (f"[{text.format}]" if tag else "") + joined
 
 
@@ -191,7 +208,10 @@ def _answer_block(item: Item) -> str:
         only = choices[0]
         if len(choices) == 1 and only.correct and only.weight is None and only.feedback is None:
             return "{#" + only.text.text + _general(general, fmt) + "}"
-    lines = [_choice_line(item.type, choice, fmt) for choice in choices]
+    if multiple_answers(item):
+        lines = _multiple_answer_lines(item, fmt)
+    else:
+        lines = [_choice_line(item.type, choice, fmt) for choice in choices]
     if _present(general):
         lines.append("\t" + _general(general, fmt))
     opening = "{#\n" if item.type == "numerical" else "{\n"
@@ -221,6 +241,28 @@ def _choice_line(kind: str, choice: Choice, fmt: str) -> str:
         line += _field(choice.text, fmt)
     feedback = _present(choice.feedback)
     return line + ("#" + _field(feedback, fmt) if feedback else "")
+
+
+def _multiple_answer_lines(item: Item, fmt: str) -> list[str]:
+    """A tick-all item in Moodle's multiple-answer form: every answer ``~%weight%``, never
+    ``=`` (question/format/gift/format.php reads a block without ``=`` with single = 0, and
+    qtype_multichoice needs the positive weights to add up to 100%). A right answer without a
+    weight gets its share of 100%; a multichoiceset (all or nothing: 100 on each right answer)
+    becomes equal shares, each wrong answer -100% so that ticking one scores nothing."""
+    right = set(right_options(item))
+    share = round(100 / len(right), 5) if right else 0.0
+    lines = []
+    for index, choice in enumerate(item.choices):
+        weight = choice.weight
+        if item.type == "multichoiceset":
+            weight = share if index in right else -100.0
+        elif weight is None and index in right:
+            weight = share
+        line = "\t~" + ("" if weight is None else f"%{_number(weight)}%")
+        line += _field(choice.text, fmt)
+        feedback = _present(choice.feedback)
+        lines.append(line + ("#" + _field(feedback, fmt) if feedback else ""))
+    return lines
 
 
 def _true_false_answer(item: Item) -> str:

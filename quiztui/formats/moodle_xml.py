@@ -117,6 +117,7 @@ def parse_bank(text: str, path: str, title: str, *, strict: bool = True) -> Bank
         source_path=path,
         source_text=text,
         skipped=tuple(reader.skipped),
+        categories=reader.categories,
     )
 
 
@@ -190,6 +191,7 @@ class _Reader:
             if all(_local(e.tag) == _local(p.name) for e, p in zip(elements, located, strict=True)):
                 self.where = {id(e): p for e, p in zip(elements, located, strict=True)}
         self.root = root
+        self.categories: dict[str, str] = {}  # path -> the category question's source
         self.extras: dict[str, list[tuple[str, str]]] = {}
         self.stem_format = "html"  # the format of the question in hand's text: the default
 
@@ -236,6 +238,8 @@ class _Reader:
                     )
                 else:
                     category = _strip(path.text) or None
+                    if category is not None and any(c.tag != "category" for c in element):
+                        self.categories.setdefault(category, self.source(element))
             else:
                 before = len(self.problems)
                 item = self.item(element, kind, category)
@@ -371,7 +375,7 @@ class _Reader:
             return ()
         if kind == "truefalse":
             return self.true_false(element, answers)
-        default = self.stem_format if kind == "multichoice" else "plain"
+        default = self.stem_format if kind in ("multichoice", "multichoiceset") else "plain"
         return tuple(self.answer(a, i, kind, default) for i, a in enumerate(answers, start=1))
 
     def answer(self, answer: ET.Element, index: int, kind: str, default: str) -> Choice:
@@ -383,6 +387,8 @@ class _Reader:
         if kind == "numerical":
             text = replace(text, text=self.numerical(answer, text.text))
         correct = weight is not None and abs(weight - 100) < 1e-9
+        if kind == "multichoiceset":  # its importer: right is any fraction above 0
+            correct = weight is not None and weight > 0
         return Choice(text, correct=correct, weight=weight, feedback=feedback)
 
     def numerical(self, answer: ET.Element, value: str) -> str:

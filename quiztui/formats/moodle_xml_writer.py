@@ -11,7 +11,8 @@ reader found them (see the reader's docstring), a ``<name>`` made from the stem 
 title, and a GIFT tail joined to the stem after a ``_____`` blank; a numerical ``a..b`` becomes its
 middle with half the width as tolerance. A text holding markup characters is written as
 CDATA unless it holds ``]]>`` or a carriage return (then it is escaped). A category question
-is written whenever the category changes, and annotations become ``quiztui:`` tags.
+is written whenever the category changes (as it was read, with its ``<info>`` description and
+``<idnumber>``, when the bank read one), and annotations become ``quiztui:`` tags.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from quiztui.formats import cloze
 
 MODELLED = (
     "multichoice",
+    "multichoiceset",  # qtype_multichoiceset: all or nothing, every right answer fraction 100
     "truefalse",
     "shortanswer",
     "numerical",
@@ -194,8 +196,9 @@ def _answers(item: Item) -> list[str]:
 
 def _single(item: Item) -> str:
     """Moodle's ``<single>`` for a multichoice that does not say: one 100% answer or several."""
-    right = [c for c in item.choices if c.correct or (c.weight is not None and c.weight > 0)]
-    return "true" if len(right) == 1 and right[0].correct else "false"
+    # One answer worth 100% is single-answer even beside partly right ones (GIFT "=a ~%25%b").
+    right = [c for c in item.choices if c.correct or c.weight == 100]
+    return "true" if len(right) == 1 else "false"
 
 
 def _render(item: Item, tags: tuple[str, ...]) -> str:
@@ -308,7 +311,8 @@ def write_bank(bank: Bank, annotations: Mapping[int, Mapping[str, str]] | None =
     category: str | None = None
     for index, item in enumerate(bank.items):
         if item.category is not None and item.category != category:
-            out.append(_category(item.category))
+            source = bank.categories.get(item.category)
+            out.append("  " + source if source is not None else _category(item.category))
             category = item.category
         tags = item.tags
         if annotations and index in annotations:
