@@ -22,6 +22,7 @@ import argparse
 import csv
 import html
 import json
+import os
 import random
 import re
 from collections import Counter, defaultdict
@@ -31,7 +32,20 @@ from pathlib import Path
 from quiztui.core.lint import CODES, lint_quiz
 from quiztui.core.quiz import Question, Quiz
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+def _shared_data() -> Path:
+    """``$QUIZTUI_SHARED_DATA``, else ``shared/data`` beside the checkout or one level up (a
+    worktree under ``wt/``)."""
+    named = os.environ.get("QUIZTUI_SHARED_DATA")
+    if named:
+        return Path(named)
+    repo = Path(__file__).resolve().parents[1]
+    for base in (repo.parent, repo.parent.parent):
+        if (base / "shared" / "data").is_dir():
+            return base / "shared" / "data"
+    return repo.parent / "shared" / "data"
+
+
+DATA = _shared_data()
 Item = tuple[str, list[str], int]  # stem, options, key index
 _REFERS = re.compile(r"(all|none|both|neither)\b.*\b(above|these|options|answers|[a-d])\b", re.I)
 
