@@ -434,10 +434,12 @@ class LintReport:
 
 
 def describe_codes(codes: frozenset[str]) -> str:
-    """A set of codes in words, per category: "correctness", "correctness, style" (all),
+    """A set of codes in words, per category: "all", "correctness", "style",
     "correctness but L110", "correctness, L105", "L102, L116", "none"."""
     if not codes:
         return "none"
+    if codes == ALL_CODES:
+        return "all"
     parts: list[str] = []
     for category in CATEGORIES:
         members = {c for c, info in CODES.items() if info.category == category}
