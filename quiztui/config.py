@@ -306,7 +306,9 @@ class LintConfig(_Section):
         command line's ``--ignore``)."""
         from quiztui.core.lint import LintSettings, codes_of, selection_codes
 
-        values = self.model_dump(exclude={"select", "extend_select", "ignore", "disable", "fail_on"})
+        values = self.model_dump(
+            exclude={"select", "extend_select", "ignore", "disable", "fail_on"}
+        )
         chosen = selection_codes(
             select if select else self.select, [*self.extend_select, *(extend_select or [])]
         )

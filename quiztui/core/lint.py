@@ -57,7 +57,7 @@ from quiztui.core.lint_model import (
     selection_codes,
     split_selectors,
 )
-from quiztui.core.quiz import Question, Quiz
+from quiztui.core.quiz import Question, Quiz, Unjudged
 
 # --- entry point ------------------------------------------------------------------------------
 
@@ -143,7 +143,8 @@ def lint_quiz(quiz: Quiz, settings: LintSettings | None = None) -> LintReport:
 def _ignored_codes(quiz: Quiz) -> dict[str | None, frozenset[str]]:
     """Item id -> the codes its own ``lint_ignore`` accepts (items that have one)."""
     out: dict[str | None, frozenset[str]] = {}
-    for item in (*quiz.questions, *quiz.unjudged):
+    items: list[Question | Unjudged] = [*quiz.questions, *quiz.unjudged]
+    for item in items:
         if item.lint_ignore:
             out[item.id] = codes_of(item.lint_ignore)
     return out

@@ -48,7 +48,7 @@ def verdict(report: LintReport, fail_on: str) -> str:
 
 
 def rules_note(report: LintReport) -> str:
-    """"rules: correctness (style not run: --extend-select style)" and the like."""
+    """ "rules: correctness (style not run: --extend-select style)" and the like."""
     style = {c for c, info in CODES.items() if info.category == "style"}
     hint = "" if style & report.selected else " (style not run: --extend-select style)"
     return f"rules: {report.selection()}{hint}"
@@ -257,7 +257,9 @@ def statistics(report: LintReport, quiz: Quiz, fail_on: str, fmt: str) -> str:
         out = io.StringIO()
         w = csv.writer(out, lineterminator="\n")
         w.writerow(["count", "code", "name", "severity", "category"])
-        w.writerows([[r[k] for k in ("count", "code", "name", "severity", "category")] for r in rows])
+        w.writerows(
+            [[r[k] for k in ("count", "code", "name", "severity", "category")] for r in rows]
+        )
         return out.getvalue()
     if fmt == "md":
         lines = [
