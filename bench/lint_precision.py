@@ -1,4 +1,4 @@
-"""Lint precision and recall on planted flaws: per rule, and false alarms on clean items.
+"""Lint precision: planted flaws per rule, and findings on real exam questions annotators checked.
 
 Clean items come from ../shared/data (read there, never copied): Open Trivia DB multiple-choice
 questions (opentdb/opentdb.json, CC BY-SA 4.0) and the MMLU validation split
@@ -13,7 +13,18 @@ Per rule: precision = findings on items planted with that flaw / all its finding
 planted items it found / planted items; false alarms = control items it fires on / control
 items. "clean" counts control items with any warning, and with any error.
 
-    .venv/bin/python bench/lint_precision.py            # 1,000 control items, 100 per flaw
+Second part (``--part dev``): MMLU-Redux's development half
+(mmlu_redux_helm_dev/labels, CC BY 4.0: 28 subjects, 100 questions each, each labelled by
+annotators ok or with an error type). Each subject file is linted as the user's CSV would be
+(``load_quiz``; the Mac Roman file is decoded as Mac Roman into a temporary UTF-8 copy), with the
+default selection (correctness) and with ``all``. Per category: the share of ok items with a
+warning or error finding. Per correctness code: the precision of its findings against the
+labels (an item labelled with any error counts as a true finding), and its error-severity
+findings on ok items, each checked: an L116/L102 is true when two options are the same text once
+case and spacing are ignored (the annotators missed those).
+
+    .venv/bin/python bench/lint_precision.py                 # both parts
+    .venv/bin/python bench/lint_precision.py --part dev      # the MMLU-Redux part only
 """
 
 from __future__ import annotations
@@ -22,16 +33,32 @@ import argparse
 import csv
 import html
 import json
+import os
 import random
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from quiztui.core.lint import CODES, lint_quiz
+from quiztui.core.lint import CATEGORIES, CODES, LintReport, LintSettings, codes_of, lint_quiz
 from quiztui.core.quiz import Question, Quiz
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+def _shared_data() -> Path:
+    """``$QUIZTUI_SHARED_DATA``, else ``shared/data`` beside the checkout or one level up (a
+    worktree under ``wt/``)."""
+    named = os.environ.get("QUIZTUI_SHARED_DATA")
+    if named:
+        return Path(named)
+    repo = Path(__file__).resolve().parents[1]
+    for base in (repo.parent, repo.parent.parent):
+        if (base / "shared" / "data").is_dir():
+            return base / "shared" / "data"
+    return repo.parent / "shared" / "data"
+
+
+DATA = _shared_data()
 Item = tuple[str, list[str], int]  # stem, options, key index
 _REFERS = re.compile(r"(all|none|both|neither)\b.*\b(above|these|options|answers|[a-d])\b", re.I)
 
@@ -161,10 +188,20 @@ def plant_l110(source: Item, rng: random.Random) -> Item | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=("planted", "dev", "both"), default="both")
     parser.add_argument("--control", type=int, default=1000, help="clean items")
     parser.add_argument("--per-flaw", type=int, default=100, help="items planted per flaw")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
+    if args.part in ("planted", "both"):
+        planted(args)
+    if args.part in ("dev", "both"):
+        if args.part == "both":
+            print()
+        print(dev_table(dev_figures()))
+
+
+def planted(args: argparse.Namespace) -> None:
     if not (DATA / "opentdb").exists() or not (DATA / "mmlu_val").exists():
         raise SystemExit(f"shared data not found under {DATA}")
     rng = random.Random(args.seed)
@@ -234,6 +271,154 @@ def main() -> None:
         f" = {len(warned & control_ids) / len(control_ids):.1%};"
         f" with any error: {len(erred & control_ids)}"
     )
+
+
+# --- MMLU-Redux development half ------------------------------------------------------------
+
+DEV = DATA / "mmlu_redux_helm_dev" / "labels"
+DEFAULT_SELECT = codes_of(["correctness"])
+ALL = codes_of(["all"])
+
+
+def dev_quizzes(directory: Path = DEV) -> list[Quiz]:
+    """Each subject file loaded as ``quiztui lint`` loads a CSV (from a UTF-8 temporary copy)."""
+    import tempfile
+
+    from quiztui.formats import load_quiz
+
+    quizzes = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in sorted(directory.glob("*.csv")):
+            raw = path.read_bytes()
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = raw.decode("mac_roman")  # mmlu_moral_scenarios.csv
+            copy = Path(tmp) / path.name
+            copy.write_text(text, encoding="utf-8")
+            quiz = load_quiz(copy, strict=True)
+            quizzes.append(quiz.model_copy(update={"source_path": str(path)}))
+    return quizzes
+
+
+def label(q: Question) -> str:
+    """The annotators' error type, normalised: ok, wrong_groundtruth, bad_question_clarity, …"""
+    raw = dict(q.metadata).get("error_type", "")
+    return "_".join(raw.strip().lower().split())
+
+
+def really_repeated(q: Question) -> bool:
+    """Two options the same text once case and spacing are ignored (checked without lint)."""
+    texts = [" ".join(o.split()).casefold() for o in q.options]
+    return len(set(texts)) < len(texts)
+
+
+def dev_figures(directory: Path = DEV) -> dict[str, Any]:
+    """Findings on the labelled questions with the default selection and with all."""
+    quizzes = dev_quizzes(directory)
+    labels = {(qz.source_path, q.id): label(q) for qz in quizzes for q in qz.questions}
+    ok = {key for key, value in labels.items() if value == "ok"}
+    repeated = {
+        (qz.source_path, q.id) for qz in quizzes for q in qz.questions if really_repeated(q)
+    }
+    flagged: dict[str, dict[str, set[tuple[str | None, str]]]] = {}
+    per_code: dict[str, set[tuple[str | None, str]]] = defaultdict(set)
+    errors_on_ok: list[dict[str, Any]] = []
+    for name, select in (("default", DEFAULT_SELECT), ("all", ALL)):
+        by_category: dict[str, set[tuple[str | None, str]]] = defaultdict(set)
+        for quiz in quizzes:
+            report: LintReport = lint_quiz(quiz, LintSettings(select=select))
+            for f in report.findings:
+                if f.question_id is None or f.severity not in ("warning", "error"):
+                    continue
+                key = (quiz.source_path, f.question_id)
+                by_category[f.category].add(key)
+                by_category["any"].add(key)
+                if name == "all":
+                    per_code[f.code].add(key)
+                if name == "default" and f.severity == "error" and key in ok:
+                    q = quiz.question(f.question_id)
+                    errors_on_ok.append(
+                        {
+                            "code": f.code,
+                            "item": f"{Path(quiz.source_path or '').stem} {f.question_id}",
+                            "true": f.code in ("L102", "L116") and really_repeated(q),
+                            "message": f.message,
+                        }
+                    )
+        flagged[name] = dict(by_category)
+    return {
+        "subjects": len(quizzes),
+        "questions": len(labels),
+        "ok": ok,
+        "repeated": repeated,
+        "labels": labels,
+        "flagged": flagged,
+        "per_code": dict(per_code),
+        "errors_on_ok": errors_on_ok,
+    }
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part}/{whole} = {part / whole:.1%}" if whole else "–"
+
+
+def dev_table(fig: dict[str, Any]) -> str:
+    ok = fig["ok"]
+    lines = [
+        f"MMLU-Redux dev: {fig['subjects']} subjects, {fig['questions']:,} questions,"
+        f" {len(ok):,} labelled ok; each subject linted as one quiz",
+        "",
+        "ok items with a warning or error finding:",
+        "",
+        "| selection | correctness | style | any |",
+        "|---|---|---|---|",
+    ]
+    for name in ("default", "all"):
+        cells = [_share(len(fig["flagged"][name].get(c, set()) & ok), len(ok)) for c in CATEGORIES]
+        anyone = _share(len(fig["flagged"][name].get("any", set()) & ok), len(ok))
+        shown = "default (correctness)" if name == "default" else "all"
+        lines.append(f"| {shown} | {' | '.join(cells)} | {anyone} |")
+    lines += [
+        "",
+        "Correctness findings (warning/error) against the annotators' labels"
+        " (precision: flagged items labelled with an error):",
+        "",
+        "| code | severity | items flagged | labelled with an error | precision |"
+        " with repeated options checked true |",
+        "|---|---|---|---|---|---|",
+    ]
+    every: set[tuple[str | None, str]] = set()
+    repeated = fig["repeated"]
+    for code in sorted(fig["per_code"]):
+        if CODES[code].category != "correctness":
+            continue
+        items = fig["per_code"][code]
+        every |= items
+        bad = len(items - ok)
+        checked = bad + (len(items & ok & repeated) if code in ("L102", "L116") else 0)
+        lines.append(
+            f"| {code} | {CODES[code].severity} | {len(items)} | {bad} |"
+            f" {bad / len(items):.2f} | {checked / len(items):.2f} |"
+        )
+    bad = len(every - ok)
+    checked = bad + len(
+        {
+            k
+            for k in every & ok & repeated
+            if any(k in fig["per_code"].get(c, ()) for c in ("L102", "L116"))
+        }
+    )
+    if every:
+        lines.append(
+            f"| any correctness | | {len(every)} | {bad} | {bad / len(every):.2f} |"
+            f" {checked / len(every):.2f} |"
+        )
+    errors = fig["errors_on_ok"]
+    true = sum(e["true"] for e in errors)
+    lines += ["", f"error-severity findings on ok items: {len(errors)}, true (checked): {true}"]
+    lines += [f"- {e['item']} {e['code']}: {e['message']}" for e in errors]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

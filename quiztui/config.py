@@ -230,8 +230,18 @@ class ReviewConfig(_Section):
 
 
 class LintConfig(_Section):
+    select: list[str] = Field(
+        default_factory=lambda: ["correctness"],
+        description='lint rules that run: codes or categories ("correctness", "style", "all")',
+    )
+    extend_select: list[str] = Field(
+        default_factory=list, description='rules added to select, e.g. ["style"] or ["L105"]'
+    )
+    ignore: list[str] = Field(
+        default_factory=list, description='rules left out (wins over select), e.g. ["L106"]'
+    )
     disable: list[str] = Field(
-        default_factory=list, description='lint codes to skip, e.g. ["L106", "L107"]'
+        default_factory=list, description="the old name of ignore (still read)"
     )
     fail_on: Literal["error", "warning", "info", "never"] = Field(
         "warning", description="quiztui lint exits 1 when a finding is at least this severe"
@@ -270,26 +280,40 @@ class LintConfig(_Section):
         5, ge=2, description="questions a quiz-level test needs before it is run"
     )
 
-    @field_validator("disable", mode="before")
+    @field_validator("select", "extend_select", "ignore", "disable", mode="before")
     @classmethod
-    def _known_codes(cls, value: Any) -> Any:
-        from quiztui.core.lint import check_codes
+    def _known_rules(cls, value: Any) -> Any:
+        from quiztui.core.lint import check_selectors, split_selectors
 
-        if isinstance(value, str):  # QUIZTUI_LINT_DISABLE="L106,L107"
-            value = value.replace(",", " ").split()
+        if isinstance(value, str):  # QUIZTUI_LINT_IGNORE="L106,L107"
+            value = split_selectors([value])
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             try:
-                return sorted(check_codes(value))
+                return list(check_selectors(split_selectors(value)))
             except ConfigError as exc:
                 raise ValueError(str(exc)) from None
         return value
 
-    def settings(self, extra_disable: list[str] | None = None):  # type: ignore[no-untyped-def]
-        """The core ``LintSettings`` (``extra_disable``: codes from the command line)."""
-        from quiztui.core.lint import LintSettings
+    def settings(  # type: ignore[no-untyped-def]
+        self,
+        extra_disable: list[str] | None = None,
+        *,
+        select: list[str] | None = None,
+        extend_select: list[str] | None = None,
+    ):
+        """The core ``LintSettings``: ``select`` (the command line's, else this section's),
+        plus every ``extend_select``, less every ``ignore``/``disable`` (``extra_disable``: the
+        command line's ``--ignore``)."""
+        from quiztui.core.lint import LintSettings, codes_of, selection_codes
 
-        values = self.model_dump(exclude={"disable", "fail_on"})
-        return LintSettings(disable=frozenset(self.disable + (extra_disable or [])), **values)
+        values = self.model_dump(
+            exclude={"select", "extend_select", "ignore", "disable", "fail_on"}
+        )
+        chosen = selection_codes(
+            select if select else self.select, [*self.extend_select, *(extend_select or [])]
+        )
+        ignored = codes_of([*self.ignore, *self.disable, *(extra_disable or [])])
+        return LintSettings(select=chosen, disable=ignored, **values)
 
 
 class SimulatedConfig(_Section):

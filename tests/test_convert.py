@@ -194,7 +194,9 @@ def test_convert_fail_on_lints_the_converted_quiz(tmp_path: Path) -> None:
     assert clean.returncode == 0, clean.stderr
     flagged = run("convert", str(planted), str(tmp_path / "b.gift"), "--fail-on", "warning")
     assert flagged.returncode == 1
-    assert "quiztui: lint " in flagged.stderr and "L105" in flagged.stderr
+    # The default selection (correctness): L103, not the style guideline L105.
+    assert "quiztui: lint " in flagged.stderr and "L103" in flagged.stderr
+    assert "L105" not in flagged.stderr
     assert (tmp_path / "b.gift").exists()  # written all the same
     default = run("convert", str(planted), str(tmp_path / "c.gift"))
     assert default.returncode == 0 and "quiztui: lint" not in default.stderr

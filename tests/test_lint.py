@@ -20,6 +20,7 @@ from quiztui.core.lint import (
     CODES,
     LintSettings,
     LintSettingsError,
+    codes_of,
     index_pairs,
     lint_quiz,
     near,
@@ -348,7 +349,7 @@ def test_the_index_finds_what_all_pairs_find_on_a_templated_bank() -> None:
 
 def test_config_section_defaults_env_and_unknown_codes(tmp_path: Path) -> None:
     assert "[lint]" in default_config_text()
-    assert Config().lint.settings() == LintSettings()
+    assert Config().lint.settings() == LintSettings(select=codes_of(["correctness"]))
     config = load_config(None, environ={"QUIZTUI_LINT_DISABLE": "l106, L107"})
     assert config.lint.disable == ["L106", "L107"]
     path = tmp_path / "c.toml"
@@ -365,19 +366,20 @@ def test_disable_in_config_and_on_the_command_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cfg = tmp_path / "c.toml"
-    cfg.write_text('[lint]\ndisable = ["L106", "L114"]\n')
+    cfg.write_text('[lint]\nselect = ["all"]\ndisable = ["L106", "L114"]\n')
     assert main(["lint", str(PLANTED), "--format", "json", "--config", str(cfg)]) == 1
     body = json.loads(capsys.readouterr().out)
     codes = {f["code"] for f in body["findings"]}
     assert codes == {code for _, code in PLANTED_FINDINGS} - {"L106", "L114"}
     assert body["disabled"] == ["L106", "L114"]
-    argv = ["lint", str(PLANTED), "--format", "json", "--disable", "L104,l105", "--disable", "L110"]
+    argv = ["lint", str(PLANTED), "--format", "json", "--disable", "L104,l105", "--select", "all"]
+    argv += ["--disable", "L110"]
     assert main(argv) == 1
     codes = {f["code"] for f in json.loads(capsys.readouterr().out)["findings"]}
     assert codes == {code for _, code in PLANTED_FINDINGS} - {"L104", "L105", "L110"}
     # Only info left, and info is below the default fail-on (warning): exit 0.
     warnings = ",".join(code for _, code in PLANTED_FINDINGS if CODES[code].severity != "info")
-    assert main(["lint", str(PLANTED), "--disable", warnings]) == 0
+    assert main(["lint", str(PLANTED), "--disable", warnings, "--select", "all"]) == 0
     assert "1 finding:" in capsys.readouterr().out
 
 
@@ -408,8 +410,10 @@ def test_exit_codes(tmp_path: Path) -> None:
     out = run_cli("lint", str(PLANTED))
     assert out.returncode == 1
     assert run_cli("lint", str(PLANTED), "--fail-on", "never").returncode == 0
-    assert run_cli("lint", str(OPENTDB), "--fail-on", "error").returncode == 0  # one warning
-    assert run_cli("lint", str(OPENTDB), "--fail-on", "info").returncode == 1
+    # One style warning (L106): not run by default, so even --fail-on info passes.
+    assert run_cli("lint", str(OPENTDB), "--fail-on", "info").returncode == 0
+    assert run_cli("lint", str(OPENTDB), "--fail-on", "error", "--select", "all").returncode == 0
+    assert run_cli("lint", str(OPENTDB), "--fail-on", "info", "--select", "all").returncode == 1
 
 
 def test_bad_input_exits_2_with_a_one_line_message(tmp_path: Path) -> None:
@@ -438,23 +442,27 @@ def test_bad_input_exits_2_with_a_one_line_message(tmp_path: Path) -> None:
 
 
 def test_report_formats(tmp_path: Path) -> None:
-    text = run_cli("lint", str(PLANTED)).stdout
+    text = run_cli("lint", str(PLANTED), "--select", "all").stdout
     header = text.splitlines()[0].split()
-    assert header == ["id", "line", "code", "severity", "message"]
-    assert "q2   3     L102  error" in text
+    assert header == ["id", "line", "code", "severity", "category", "message"]
+    assert "q2   3     L102  error     correctness" in text
+    assert "q6   7     L106  warning   style" in text
     assert text.rstrip().endswith(
-        "10 findings: 1 error, 8 warnings, 1 info; fail-on warning: FAILED"
+        "10 findings: 1 error, 8 warnings, 1 info; rules: all; fail-on warning: FAILED"
     )
-    md = run_cli("lint", str(PLANTED), "--format", "md").stdout
-    assert "| q12 | 13 | L114 html-leftover | warning |" in md and "\\<br\\>" in md
+    md = run_cli("lint", str(PLANTED), "--format", "md", "--select", "all").stdout
+    assert "| q12 | 13 | L114 html-leftover | warning | correctness |" in md and "\\<br\\>" in md
     csv_out = tmp_path / "lint.csv"
-    done = run_cli("lint", str(PLANTED), "--format", "csv", "-o", str(csv_out))
+    done = run_cli("lint", str(PLANTED), "--format", "csv", "-o", str(csv_out), "--select", "all")
     assert done.returncode == 1 and done.stdout == "" and str(csv_out) in done.stderr
     lines = csv_out.read_text().splitlines()
-    assert lines[0] == "question_id,source_line,code,name,severity,message" and len(lines) == 11
-    body = json.loads(run_cli("lint", str(PLANTED), "--format", "json").stdout)
+    assert lines[0] == "question_id,source_line,code,name,severity,category,message"
+    assert len(lines) == 11
+    body = json.loads(run_cli("lint", str(PLANTED), "--format", "json", "--select", "all").stdout)
     assert body["failed"] is True and body["counts"] == {"error": 1, "warning": 8, "info": 1}
     assert set(body["codes"]) == set(CODES)
+    assert {f["code"]: f["category"] for f in body["findings"]}["L105"] == "style"
+    assert body["selection"] == "all" and body["selected"] == sorted(CODES)
 
 
 def test_normalise() -> None:

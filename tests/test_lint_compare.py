@@ -215,7 +215,9 @@ def test_every_code_explains_its_severity(capsys: pytest.CaptureFixture[str]) ->
         assert info.rationale.startswith(f"{info.severity}:"), info.code
     assert main(["lint", "--explain", "l116"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("L116 repeated-option (error): the same option appears twice\n  error:")
+    assert out.startswith(
+        "L116 repeated-option (error, correctness): the same option appears twice\n  error:"
+    )
     assert main(["lint", "--explain", "all"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines[::2]] == sorted(CODES)
@@ -223,7 +225,10 @@ def test_every_code_explains_its_severity(capsys: pytest.CaptureFixture[str]) ->
 
 @pytest.mark.parametrize(
     ("argv", "says"),
-    [(["lint", "--explain", "L999"], "unknown lint code 'L999'"), (["lint"], "a quiz file")],
+    [
+        (["lint", "--explain", "L999"], "unknown lint code or category 'L999'"),
+        (["lint"], "a quiz file"),
+    ],
 )
 def test_explain_errors_exit_2_with_one_line(argv: list[str], says: str) -> None:
     done = subprocess.run(

@@ -26,11 +26,20 @@ def prompt_for(name: str) -> PromptTemplate:
     return load_prompt(name, prompt_dir())
 
 
-def lint_report(config: Config, quiz: Quiz, extra_disable: list[str] | None = None) -> Any:
-    """The quiz's ``LintReport`` with the configured settings (for the TUI and headless report)."""
+def lint_report(
+    config: Config,
+    quiz: Quiz,
+    extra_disable: list[str] | None = None,
+    *,
+    select: list[str] | None = None,
+    extend_select: list[str] | None = None,
+) -> Any:
+    """The quiz's ``LintReport`` with the configured settings (for the TUI and headless report);
+    ``select``, ``extend_select`` and ``extra_disable`` (``--ignore``): the command line's."""
     from quiztui.core.lint import lint_quiz
 
-    return lint_quiz(quiz, config.lint.settings(extra_disable))
+    settings = config.lint.settings(extra_disable, select=select, extend_select=extend_select)
+    return lint_quiz(quiz, settings)
 
 
 def probe_judge(provider: object) -> None:

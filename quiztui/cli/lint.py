@@ -1,21 +1,22 @@
 """``quiztui lint QUIZ``: item-writing flaws found offline, with no model.
 
-The rules and their codes are in ``quiztui.core.lint`` (``CODES``); ``[lint]`` in the config sets
-the thresholds, the codes to skip (``disable``) and ``fail_on``. The report (text table, Markdown,
-JSON or CSV) goes to stdout or ``-o FILE``.
+The rules and their codes are in ``quiztui.core.lint`` (``CODES``, each with a severity and a
+category: correctness or style). Which rules run: ``--select`` (codes or categories; default
+``[lint] select``, the correctness category), plus ``--extend-select`` and ``[lint]
+extend_select``, less ``--ignore`` (``--disable`` is its old name) and ``[lint] ignore``; a
+question's own ``lint_ignore`` (GIFT ``// quiztui: ignore L106``, JSON ``lint_ignore``) accepts
+its findings of those codes. ``[lint]`` also sets the thresholds and ``fail_on``. The report
+(text table, Markdown, JSON, CSV or SARIF 2.1.0; ``--statistics``: the count per code) goes to
+stdout or ``-o FILE``; the renderers are in ``quiztui.report.lint``.
 
 Exit codes: 0 no finding at or above ``--fail-on`` (default ``[lint] fail_on``, warning); 1 there
-is one; 2 bad input (an unreadable or invalid quiz, an unknown code in ``--disable`` or the
-config).
+is one; 2 bad input (an unreadable or invalid quiz, an unknown code or category in a flag, the
+config or the quiz's ``lint_ignore``).
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
-import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,13 +25,13 @@ from quiztui.assemble.common import lint_report
 from quiztui.cli._args import COLUMNS_HELP, STRICT_HELP, Parents, help_for
 from quiztui.config import Config
 from quiztui.core.lint import FAIL_ON as LINT_FAIL_ON
-from quiztui.core.quiz import Quiz
 from quiztui.errors import ConfigError
-from quiztui.report.writers import RAW_CSV_HELP, md_cell, write_report
+from quiztui.report.lint import FORMATS, STATISTICS_FORMATS, report_text
+from quiztui.report.writers import RAW_CSV_HELP, write_report
 
-FORMATS = ("text", "md", "json", "csv")
 FAIL_ON = LINT_FAIL_ON
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+__all__ = ["FAIL_ON", "FORMATS", "cmd_lint", "explain", "register", "report_text", "rule_flags"]
+_RULES = "codes (L106) or categories (correctness, style, all); repeat, or comma-separate"
 
 
 def register(sub: Any, parents: Parents) -> None:
@@ -39,10 +40,13 @@ def register(sub: Any, parents: Parents) -> None:
         "lint",
         parents=[common],
         help=help_for("lint"),
-        description="Lint a quiz without a model: ambiguous or duplicate options, the key in the"
-        " stem, all/none of the above, unemphasised negatives, long keys, key-position and"
-        " longest-key bias, True/False imbalance, duplicate questions, one question answering"
-        " another, short stems, leftover HTML.",
+        description="Lint a quiz without a model. Correctness rules (run by default): no key,"
+        " ambiguous, repeated or near-duplicate options, the key in the stem, an empty stem,"
+        " duplicate questions, one question answering another, leftover HTML. Style rules"
+        " (--extend-select style, or --select all): all/none of the above, unemphasised"
+        " negatives, long keys, short stems, key-position, longest-key and True/False"
+        " patterns. A question accepts a finding in the quiz itself: a GIFT line"
+        " '// quiztui: ignore L106' above it, a JSON/JSONL \"lint_ignore\" field.",
         epilog="Exit codes: 0 no finding at or above --fail-on; 1 there is one; 2 bad input or"
         " configuration.",
     )
@@ -59,9 +63,15 @@ def register(sub: Any, parents: Parents) -> None:
     p.add_argument(
         "--explain",
         metavar="CODE",
-        help="print what a lint code finds and why it has its severity ('all': every code)",
+        help="print what a lint code finds, its category and why it has its severity"
+        " ('all': every code; a category: its codes)",
     )
-    p.add_argument("--format", choices=FORMATS, default="text", help="report format")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="report format (sarif: SARIF 2.1.0 for code-scanning tools)",
+    )
     p.add_argument(
         "--strict",
         action="store_true",
@@ -81,53 +91,80 @@ def register(sub: Any, parents: Parents) -> None:
         help="exit 1 when a finding is at least this severe (default: [lint] fail_on, warning)",
     )
     p.add_argument(
-        "--disable",
+        "--select",
         action="append",
         default=[],
-        metavar="CODE",
-        help="skip a lint code (repeat, or comma-separate: --disable L106,L107)",
+        metavar="RULES",
+        help=f"the rules to run instead of [lint] select (default: correctness): {_RULES}",
+    )
+    p.add_argument(
+        "--extend-select",
+        action="append",
+        default=[],
+        metavar="RULES",
+        help=f"rules to run as well, e.g. --extend-select style: {_RULES}",
+    )
+    p.add_argument(
+        "--ignore",
+        "--disable",
+        dest="ignore",
+        action="append",
+        default=[],
+        metavar="RULES",
+        help=f"rules to leave out (wins over select; --disable is its old name): {_RULES}",
+    )
+    p.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print the number of findings per code instead of the findings",
     )
 
 
-def disabled_codes(values: list[str]) -> list[str]:
-    """``--disable`` values split at commas; an unknown code is an error naming it."""
-    from quiztui.core.lint import check_codes
+def rule_flags(values: list[str], flag: str) -> list[str]:
+    """A rule flag's values split at commas; an unknown code or category is an error naming it."""
+    from quiztui.core.lint import check_selectors, split_selectors
 
-    codes = [code for value in values for code in value.replace(",", " ").split()]
     try:
-        return sorted(check_codes(codes))
+        return list(check_selectors(split_selectors(values)))
     except ConfigError as exc:
-        raise ConfigError(f"--disable: {exc}") from None
+        raise ConfigError(f"{flag}: {exc}") from None
 
 
 def explain(code: str) -> str:
-    """Each named code's severity, name, what it finds and why it has that severity."""
-    from quiztui.core.lint import CODES, check_codes
+    """Each named code's severity, category, name, what it finds and why it has that severity."""
+    from quiztui.core.lint import CODES, codes_of
 
-    wanted = sorted(CODES) if code.strip().lower() == "all" else None
-    if wanted is None:
-        try:
-            wanted = sorted(check_codes([code]))
-        except ConfigError as exc:
-            raise ConfigError(f"--explain: {exc}") from None
+    try:
+        wanted = sorted(codes_of([code]))
+    except ConfigError as exc:
+        raise ConfigError(f"--explain: {exc}") from None
     blocks = []
     for name in wanted:
         info = CODES[name]
         blocks.append(
-            f"{info.code} {info.name} ({info.severity}): {info.summary}\n  {info.rationale}"
+            f"{info.code} {info.name} ({info.severity}, {info.category}): {info.summary}\n"
+            f"  {info.rationale}"
         )
     return "\n".join(blocks) + "\n"
 
 
 def cmd_lint(config: Config, args: argparse.Namespace) -> int:
     from quiztui.formats import load_quiz
+    from quiztui.report.lint import RENDER, artifact_uri, report_sarif, statistics
 
     if args.explain is not None:
         write_report(explain(args.explain), args.output)
         return 0
     if args.quiz is None:
         raise ConfigError("lint: a quiz file is needed (or --explain CODE)")
-    extra = disabled_codes(args.disable)
+    select = rule_flags(args.select, "--select")
+    extend = rule_flags(args.extend_select, "--extend-select")
+    ignore = rule_flags(args.ignore, "--ignore")
+    if args.statistics and args.format not in STATISTICS_FORMATS:
+        raise ConfigError(
+            f"--statistics: --format {args.format} is not a statistics format"
+            f" ({', '.join(STATISTICS_FORMATS)})"
+        )
     fail_on = args.lint_fail_on or config.lint.fail_on
     from quiztui.cli._quiz import quiz_columns
 
@@ -135,105 +172,12 @@ def cmd_lint(config: Config, args: argparse.Namespace) -> int:
     quiz = load_quiz(args.quiz, strict=args.strict or config.formats.strict, columns=columns)
     for line in quiz.load_report():
         print(f"quiztui: {line}", file=sys.stderr)
-    report = lint_report(config, quiz, extra)
-    render = {"text": report_text, "md": report_markdown, "json": report_json, "csv": report_csv}
-    write_report(
-        render[args.format](report, quiz, fail_on),
-        args.output,
-        fmt=args.format,
-        raw_csv=args.raw_csv,
-    )
-    return 1 if report.fails(fail_on) else 0
-
-
-# --- reports ---------------------------------------------------------------------------------
-
-
-def _plain(text: str) -> str:
-    """Untrusted text on one terminal line: whitespace collapsed, control characters escaped."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", " ".join(text.split()))
-
-
-def _where(quiz: Quiz) -> str:
-    return _plain(quiz.source_path or quiz.title)
-
-
-def _verdict(report: Any, fail_on: str) -> str:
-    if fail_on == "never":
-        return "fail-on never"
-    return f"fail-on {fail_on}: {'FAILED' if report.fails(fail_on) else 'passed'}"
-
-
-def report_text(report: Any, quiz: Quiz, fail_on: str) -> str:
-    from quiztui.report.text import text_table
-
-    rows = [
-        {
-            "id": f.question_id or "(quiz)",
-            "line": "" if f.source_line is None else str(f.source_line),
-            "code": f.code,
-            "severity": f.severity,
-            "message": _plain(f.message),
-        }
-        for f in report.findings
-    ]
-    out = text_table(rows) if rows else "no findings\n"
-    disabled = f"; disabled {', '.join(sorted(report.disabled))}" if report.disabled else ""
-    return out + f"\n{_where(quiz)}: {report.summary()}{disabled}; {_verdict(report, fail_on)}\n"
-
-
-def report_markdown(report: Any, quiz: Quiz, fail_on: str) -> str:
-    from quiztui.core.lint import CODES
-
-    lines = [f"# quiztui lint: {md_cell(quiz.title)}", ""]
-    lines.append(f"- Quiz: {md_cell(quiz.source_path or quiz.title)}")
-    lines.append(f"- {md_cell(report.summary())}; {_verdict(report, fail_on)}")
-    if report.disabled:
-        lines.append(f"- Disabled: {', '.join(sorted(report.disabled))}")
-    lines.append("")
-    if report.findings:
-        lines += ["| id | line | code | severity | message |", "|---|---|---|---|---|"]
-        for f in report.findings:
-            line = "" if f.source_line is None else str(f.source_line)
-            lines.append(
-                f"| {md_cell(f.question_id or '(quiz)')} | {line} | {f.code} {CODES[f.code].name}"
-                f" | {f.severity} | {md_cell(f.message)} |"
-            )
+    report = lint_report(config, quiz, ignore, select=select, extend_select=extend)
+    if args.statistics:
+        text = statistics(report, quiz, fail_on, args.format)
+    elif args.format == "sarif":
+        text = report_sarif(report, quiz, fail_on, uri=artifact_uri(args.quiz))
     else:
-        lines.append("No findings.")
-    return "\n".join(lines) + "\n"
-
-
-def report_json(report: Any, quiz: Quiz, fail_on: str) -> str:
-    from quiztui.core.lint import CODES
-
-    body = {
-        "quiz": {"title": quiz.title, "path": quiz.source_path, "format": quiz.format},
-        "fail_on": fail_on,
-        "failed": report.fails(fail_on),
-        **report.to_dict(),
-        "codes": {
-            c.code: {"severity": c.severity, "name": c.name, "summary": c.summary}
-            for c in CODES.values()
-        },
-    }
-    return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
-
-
-def report_csv(report: Any, quiz: Quiz, fail_on: str) -> str:
-    del quiz, fail_on
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(["question_id", "source_line", "code", "name", "severity", "message"])
-    for f in report.findings:
-        w.writerow(
-            [
-                f.question_id or "",
-                "" if f.source_line is None else f.source_line,
-                f.code,
-                f.name,
-                f.severity,
-                f.message,
-            ]
-        )
-    return out.getvalue()
+        text = RENDER[args.format](report, quiz, fail_on)
+    write_report(text, args.output, fmt=args.format, raw_csv=args.raw_csv)
+    return 1 if report.fails(fail_on) else 0

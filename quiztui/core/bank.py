@@ -174,6 +174,25 @@ class Bank:
 ANNOTATION_PREFIX = "quiztui"
 
 
+# A GIFT comment line above a question that accepts lint findings for it: ``// quiztui: ignore
+# L106`` (codes or categories, comma- or space-separated). Not an annotation: it is kept.
+_LINT_IGNORE = re.compile(r"^//\s*quiztui\s*:\s*ignore(?:\s+(.*)|\s*)$", re.IGNORECASE)
+
+
+def lint_ignore_words(comment: str) -> list[str] | None:
+    """The rules of a ``// quiztui: ignore ...`` comment line, as written; None for any other."""
+    m = _LINT_IGNORE.match(comment.strip())
+    if m is None:
+        return None
+    return (m.group(1) or "").replace(",", " ").split()
+
+
+def lint_ignore_of(comments: Sequence[str]) -> tuple[str, ...]:
+    """Every rule the item's ``// quiztui: ignore`` lines name (checked when the file is read)."""
+    words = [w for c in comments for w in (lint_ignore_words(c) or ())]
+    return tuple(dict.fromkeys(words))
+
+
 def annotation_pairs(annotation: Mapping[str, str]) -> list[str]:
     """``{"badge": "poor", "confidence": "0.93"}`` -> ``["badge=poor", "confidence=0.93"]``."""
     return [f"{k}={' '.join(str(v).split())}" for k, v in annotation.items()]
@@ -395,10 +414,11 @@ def bank_quiz(bank: Bank) -> Quiz:
     questions: list[Question] = []
     unjudged: list[Unjudged] = []
     for index, item in enumerate(bank.items):
+        ignore = {"lint_ignore": lint_ignore_of(item.comments)} if item.comments else {}
         if item.type == "multianswer" and item.subquestions:
             judged, kept = _blank_rows(item, index)
-            questions += judged
-            unjudged += kept
+            questions += [q.model_copy(update=ignore) for q in judged]
+            unjudged += [u.model_copy(update=ignore) for u in kept]
             continue
         if multiple_answers(item):
             judged, kept = _option_rows(item, index)
@@ -407,7 +427,7 @@ def bank_quiz(bank: Bank) -> Quiz:
             continue
         reason = why_not_judged(item)
         if reason is None:
-            questions.append(item_question(item, index))
+            questions.append(item_question(item, index).model_copy(update=ignore))
         else:
             unjudged.append(
                 Unjudged(
@@ -415,6 +435,7 @@ def bank_quiz(bank: Bank) -> Quiz:
                     text=stem_plain(item) or (item.title or ""),
                     type=reason,
                     source_line=item.line,
+                    **ignore,
                 )
             )
     return Quiz(

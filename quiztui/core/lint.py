@@ -1,8 +1,12 @@
 """Offline lint: item-writing flaws a quiz shows without any model.
 
 ``lint_quiz(quiz, settings)`` returns a ``LintReport``: findings, each with a stable code
-(``CODES``), a severity (error / warning / info), the question id (None for the whole quiz) and a
-one-line message naming its evidence.
+(``CODES``), a severity (error / warning / info), a category (correctness: a fault in the
+question; style: an item-writing guideline), the question id (None for the whole quiz) and a
+one-line message naming its evidence. ``LintSettings.select`` names the codes that run (every
+code unless told; ``[lint]`` selects the correctness category by default) and a question's own
+``lint_ignore`` (a GIFT ``// quiztui: ignore L106`` line, a JSON ``lint_ignore`` field) moves
+its findings of those codes to ``LintReport.suppressed``.
 
 This module is the public surface. The data model (codes, settings, findings, the report) is in
 ``lint_model``; the per-question rules and the text helpers they compare with (``normalise``,
@@ -36,7 +40,9 @@ from quiztui.core.lint_items import (
     unjudged_findings,
 )
 from quiztui.core.lint_model import (
+    CATEGORIES,
     CODES,
+    DEFAULT_SELECT,
     FAIL_ON,
     SEVERITIES,
     CodeInfo,
@@ -45,8 +51,13 @@ from quiztui.core.lint_model import (
     LintSettings,
     LintSettingsError,
     check_codes,
+    check_selectors,
+    codes_of,
+    describe_codes,
+    selection_codes,
+    split_selectors,
 )
-from quiztui.core.quiz import Question, Quiz
+from quiztui.core.quiz import Question, Quiz, Unjudged
 
 # --- entry point ------------------------------------------------------------------------------
 
@@ -86,36 +97,63 @@ def lint_quiz(quiz: Quiz, settings: LintSettings | None = None) -> LintReport:
             keys.append(texts.options[q.key])
     for item in quiz.unjudged:
         per_question[item.id] += unjudged_findings(item, s)
-    if "L110" not in s.disable:
+    if s.runs("L110"):
         pairs = near_duplicate_questions(questions, s, compared=compared, stems=stems)
     else:
         pairs = []
     del compared
     for f in duplicate_findings(questions, pairs):
         per_question[f.question_id or ""].append(f)
-    if "L111" not in s.disable:
+    if s.runs("L111"):
         duplicates = {(i, j) for i, j, _ in pairs}
         for f in answered_elsewhere(questions, s, duplicates, stems=stems, keys=keys):
             per_question[f.question_id or ""].append(f)
     del stems, keys
     quiz_level: list[LintFinding] = []
-    if "L108" not in s.disable:
+    if s.runs("L108"):
         quiz_level += longest_key_bias(multiple, s, lengths)
-    if "L109" not in s.disable:
+    if s.runs("L109"):
         quiz_level += key_position_bias(multiple, s)
-    if "L115" not in s.disable:
+    if s.runs("L115"):
         quiz_level += true_false_imbalance(boolean, s)
     ordered = quiz_level + [
         f
         for item_id in [q.id for q in questions] + [u.id for u in quiz.unjudged]
         for f in sorted(per_question.pop(item_id, []), key=lambda f: f.code)
     ]
-    findings = tuple(f for f in ordered if f.code not in s.disable)
-    return LintReport(findings, len(questions) + len(quiz.unjudged), s.disable)
+    ignored = _ignored_codes(quiz)
+    findings: list[LintFinding] = []
+    suppressed: list[LintFinding] = []
+    for f in ordered:
+        if not s.runs(f.code):
+            continue
+        if f.code in ignored.get(f.question_id, ()):
+            suppressed.append(f)
+        else:
+            findings.append(f)
+    return LintReport(
+        tuple(findings),
+        len(questions) + len(quiz.unjudged),
+        s.disable,
+        s.active,
+        tuple(suppressed),
+    )
+
+
+def _ignored_codes(quiz: Quiz) -> dict[str | None, frozenset[str]]:
+    """Item id -> the codes its own ``lint_ignore`` accepts (items that have one)."""
+    out: dict[str | None, frozenset[str]] = {}
+    items: list[Question | Unjudged] = [*quiz.questions, *quiz.unjudged]
+    for item in items:
+        if item.lint_ignore:
+            out[item.id] = codes_of(item.lint_ignore)
+    return out
 
 
 __all__ = [
+    "CATEGORIES",
     "CODES",
+    "DEFAULT_SELECT",
     "FAIL_ON",
     "SEVERITIES",
     "CodeInfo",
@@ -124,10 +162,15 @@ __all__ = [
     "LintSettings",
     "LintSettingsError",
     "check_codes",
+    "check_selectors",
+    "codes_of",
+    "describe_codes",
     "index_pairs",
     "lint_quiz",
     "near",
     "near_duplicate_questions",
     "normalise",
+    "selection_codes",
+    "split_selectors",
     "uniformity_test",
 ]

@@ -461,6 +461,52 @@ def _option_findings(
     return out
 
 
+_CHOICE_WORDS = ("or", "nor", "versus", "vs")
+_LABEL_END = re.compile(r"[.:;!?—–]\s+\S")  # "Invalid. Counterexample when ...": label "Invalid"
+
+
+def _naming_words(text: str) -> set[str]:
+    """The words of a normalised text that can name it: three or more letters or a number, and
+    not a grammar word."""
+    return {w for w in text.split() if len(w) >= 3 or w.isdigit()} - FUNCTION_WORDS
+
+
+def _names_the_options(q: Question, texts: QuestionTexts) -> bool:
+    """The stem names the options, so the key's words in it give nothing away (L104 is not).
+
+    Outside the key's own place in the stem, the stem mentions a distractor: all of its words
+    of three or more letters or digits that are not grammar words ("Rigg and Urco" in a stem
+    that lists the companies; not "Landsat 5" for the key "Landsat 6"), or its label (the words
+    before a full stop or colon that starts its explanation, with a word not the key's:
+    "Invalid" of "Invalid. Counterexample when ..."); or the stem offers the key as a choice
+    with a distractor's word ("valid or invalid", "X versus Y").
+    """
+    key = texts.options[q.key]
+    key_words = set(key.split())
+    rest = f" {texts.stem} ".replace(f" {key} ", "  ")
+    rest_words = set(rest.split())
+    distractor_words: set[str] = set()
+    for i, option in enumerate(texts.options):
+        if i == q.key:
+            continue
+        words = _naming_words(option)
+        if words and words <= rest_words:
+            return True
+        distractor_words |= words
+        label = _LABEL_END.search(q.options[i])
+        if label is not None:
+            head = normalise(q.options[i][: label.start()])
+            if _naming_words(head) - key_words and contains(rest, head):
+                return True
+    choice = "|".join(_CHOICE_WORDS)
+    k = re.escape(key)
+    stem = f" {texts.stem} "
+    for m in re.finditer(rf"(?= {k} (?:{choice}) (\w+) )|(?= (\w+) (?:{choice}) {k} )", stem):
+        if (m.group(1) or m.group(2)) in distractor_words - key_words:
+            return True
+    return False
+
+
 def _key_findings(q: Question, s: LintSettings, texts: QuestionTexts) -> list[LintFinding]:
     """L104 (key in the stem) and L107 (key much longer than every distractor)."""
     out = []
@@ -471,7 +517,7 @@ def _key_findings(q: Question, s: LintSettings, texts: QuestionTexts) -> list[Li
     stem = texts.compared_stem.casefold()
     if len(key) >= s.giveaway_min_chars and contains(stem, compared[q.key]):
         others = [o for i, o in enumerate(compared) if i != q.key and len(o) >= 2]
-        if not any(contains(stem, o) for o in others):
+        if not any(contains(stem, o) for o in others) and not _names_the_options(q, texts):
             out.append(
                 item_finding("L104", q, f"the key {show(q.options[q.key])} appears in the stem")
             )

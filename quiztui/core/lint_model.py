@@ -26,6 +26,7 @@ FAIL_ON = ("error", "warning", "info", "never")
 class CodeInfo:
     code: str
     severity: str
+    category: str  # correctness (a fault in the question) or style (an item-writing guideline)
     name: str
     summary: str
     rationale: str  # why this severity (``quiztui lint --explain CODE``)
@@ -34,12 +35,17 @@ class CodeInfo:
 # Severity: error = the question cannot be judged or scored as written (a CI job should fail);
 # warning = a likely flaw a person should look at (a style or statistics rule, sometimes meant);
 # info = worth knowing, rarely wrong.
+# Category: correctness = a fault in the question (no key, repeated or ambiguous options, an empty
+# stem, a duplicate question, a key given away, markup left in the text), selected by default;
+# style = an item-writing guideline (all/none of the above, unemphasised negatives, long keys,
+# short stems, key-position, longest-key and True/False patterns), selected on request.
 CODES: dict[str, CodeInfo] = {
     info.code: info
     for info in (
         CodeInfo(
             "L101",
             "error",
+            "correctness",
             "key-out-of-range",
             "the key index names no option",
             "error: the question has no key, so no option can be scored right.",
@@ -47,6 +53,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo(
             "L102",
             "error",
+            "correctness",
             "key-ambiguous",
             "another option is the key again once normalised",
             "error: two options say the same thing (only case, spacing, quotes or sentence"
@@ -56,6 +63,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo(
             "L103",
             "warning",
+            "correctness",
             "near-duplicate-options",
             "two options are (near-)duplicates",
             "warning: one option looks like another misspelled; usually a slip, but real"
@@ -64,6 +72,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo(
             "L104",
             "warning",
+            "correctness",
             "key-in-stem",
             "the key's text is in the stem (no distractor's is)",
             "warning: the stem gives the answer away to a test-wise reader; sometimes the"
@@ -72,6 +81,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo(
             "L105",
             "warning",
+            "style",
             "all-none-of-the-above",
             "an option is all/none of the above, both A and B",
             "warning: an item-writing style guideline (such options reward partial knowledge),"
@@ -80,6 +90,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo(
             "L106",
             "warning",
+            "style",
             "negative-stem",
             "a negative (not, except, least…) is not emphasised",
             "warning: a style guideline (readers miss an unemphasised NOT); contractions,"
@@ -88,6 +99,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo(
             "L107",
             "info",
+            "style",
             "long-key",
             "the key is much longer than every distractor",
             "info: a long key is a cue test-wise readers use, but precise keys are often long.",
@@ -95,6 +107,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo(
             "L108",
             "warning",
+            "style",
             "longest-key-bias",
             "quiz: the key is the longest option too often",
             "warning: a quiz-level statistical test (p < alpha); a pattern to look at, not a"
@@ -103,6 +116,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo(
             "L109",
             "warning",
+            "style",
             "key-position-bias",
             "quiz: key positions are far from uniform",
             "warning: a quiz-level statistical test (p < alpha); a pattern to look at, not a"
@@ -111,6 +125,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo(
             "L110",
             "warning",
+            "correctness",
             "duplicate-question",
             "the stem near-duplicates an earlier one",
             "warning: a repeated question wastes a slot and may be meant (a retest), so a"
@@ -119,6 +134,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo(
             "L111",
             "warning",
+            "correctness",
             "answered-elsewhere",
             "another question's stem gives the key away",
             "warning: a cue across questions; it only matters when both appear in one sitting.",
@@ -126,6 +142,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo(
             "L112",
             "error",
+            "correctness",
             "empty-stem",
             "the stem has no text",
             "error: there is no question to judge.",
@@ -133,6 +150,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo(
             "L113",
             "warning",
+            "style",
             "short-stem",
             "the stem is very short",
             'warning: a very short stem is often unclear, but some are fine ("Largest ocean?").',
@@ -140,6 +158,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo(
             "L114",
             "warning",
+            "correctness",
             "html-leftover",
             "HTML tags or entities left in the text",
             "warning: leftover markup from a copy-paste shows as code to a reader; only real"
@@ -148,6 +167,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo(
             "L115",
             "warning",
+            "style",
             "true-false-imbalance",
             "quiz: True keyed far from half the time",
             "warning: a quiz-level statistical test (p < alpha); a pattern to look at, not a"
@@ -156,6 +176,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo(
             "L116",
             "error",
+            "correctness",
             "repeated-option",
             "the same option appears twice",
             "error: the question offers one option twice (only spacing, quote style or an"
@@ -164,6 +185,11 @@ CODES: dict[str, CodeInfo] = {
         ),
     )
 }
+
+
+CATEGORIES = ("correctness", "style")
+DEFAULT_SELECT = ("correctness",)
+ALL_CODES = frozenset(CODES)
 
 
 class LintSettingsError(ConfigError):
@@ -182,10 +208,69 @@ def check_codes(codes: Iterable[str]) -> frozenset[str]:
     return out
 
 
+def check_selectors(selectors: Iterable[str]) -> tuple[str, ...]:
+    """Rule selectors as written (a code, a category, or ``all``), canonical case, in order and
+    without repeats; an unknown one raises ``LintSettingsError`` naming it."""
+    out: list[str] = []
+    unknown: list[str] = []
+    for raw in selectors:
+        word = raw.strip()
+        if not word:
+            continue
+        if word.lower() in (*CATEGORIES, "all"):
+            word = word.lower()
+        elif word.upper() in CODES:
+            word = word.upper()
+        else:
+            unknown.append(word)
+            continue
+        if word not in out:
+            out.append(word)
+    if unknown:
+        raise LintSettingsError(
+            f"unknown lint code or category {', '.join(repr(c) for c in unknown)}"
+            f" (known: {min(CODES)}–{max(CODES)}, {', '.join(CATEGORIES)}, all)"
+        )
+    return tuple(out)
+
+
+def split_selectors(values: Iterable[str]) -> list[str]:
+    """Selector lists as a flag or a variable gives them: comma- or space-separated."""
+    return [word for value in values for word in value.replace(",", " ").split()]
+
+
+def codes_of(selectors: Iterable[str]) -> frozenset[str]:
+    """The codes a list of selectors names (``all``: every code; a category: its codes)."""
+    out: set[str] = set()
+    for word in check_selectors(selectors):
+        if word == "all":
+            out |= ALL_CODES
+        elif word in CATEGORIES:
+            out |= {c for c, info in CODES.items() if info.category == word}
+        else:
+            out.add(word)
+    return frozenset(out)
+
+
+def selection_codes(
+    select: Iterable[str] = DEFAULT_SELECT,
+    extend_select: Iterable[str] = (),
+    ignore: Iterable[str] = (),
+) -> frozenset[str]:
+    """The codes that run: ``select`` and ``extend_select``, less ``ignore`` (ignore wins)."""
+    return (codes_of(select) | codes_of(extend_select)) - codes_of(ignore)
+
+
 @dataclass(frozen=True)
 class LintSettings:
-    """Thresholds of the lint rules (``[lint]`` in the config converts to this)."""
+    """Which rules run and their thresholds (``[lint]`` in the config converts to this).
 
+    ``select``: the codes that run (``selection_codes`` builds it from selectors; the core's
+    default is every code, the config's is the correctness category); ``disable``: codes left
+    out on top (``ignore``). A question's own ``lint_ignore`` drops its findings afterwards.
+    """
+
+    select: frozenset[str] = ALL_CODES
     disable: frozenset[str] = frozenset()
     option_similarity: float = 0.92  # difflib ratio at/above which two options are near-duplicates
     question_similarity: float = 0.9  # the same for two stems
@@ -201,6 +286,7 @@ class LintSettings:
     min_questions: int = 5  # quiz-level tests need at least this many questions
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "select", check_codes(self.select))
         object.__setattr__(self, "disable", check_codes(self.disable))
         for name in (
             "option_similarity",
@@ -218,6 +304,14 @@ class LintSettings:
         if self.min_questions < 2:
             raise LintSettingsError("lint: min_questions must be at least 2")
 
+    @property
+    def active(self) -> frozenset[str]:
+        """The codes that run: selected and not disabled."""
+        return self.select - self.disable
+
+    def runs(self, code: str) -> bool:
+        return code in self.select and code not in self.disable
+
 
 @dataclass(frozen=True)
 class LintFinding:
@@ -231,11 +325,16 @@ class LintFinding:
     def name(self) -> str:
         return CODES[self.code].name
 
+    @property
+    def category(self) -> str:
+        return CODES[self.code].category
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "code": self.code,
             "name": self.name,
             "severity": self.severity,
+            "category": self.category,
             "question_id": self.question_id,
             "source_line": self.source_line,
             "message": self.message,
@@ -247,6 +346,9 @@ class LintReport:
     findings: tuple[LintFinding, ...]
     questions: int  # questions linted (unjudged items included)
     disabled: frozenset[str] = frozenset()
+    selected: frozenset[str] = ALL_CODES  # the codes that ran (``LintSettings.active``)
+    # Findings a question's own ``lint_ignore`` accepted: not in ``findings``, kept for reports.
+    suppressed: tuple[LintFinding, ...] = ()
 
     @cached_property
     def _by_question(self) -> dict[str | None, tuple[LintFinding, ...]]:
@@ -303,18 +405,52 @@ class LintReport:
 
     def summary(self) -> str:
         c = self.counts
+        suppressed = f" ({len(self.suppressed)} suppressed in the quiz)" if self.suppressed else ""
         return (
             f"{_count(self.questions, 'question')}, {_count(len(self.findings), 'finding')}:"
             f" {_count(c['error'], 'error')}, {_count(c['warning'], 'warning')}, {c['info']} info"
+            f"{suppressed}"
         )
+
+    def selection(self) -> str:
+        """The rules that ran, in words: "correctness", "correctness, style", "all but L106",
+        "correctness + L105", "L102, L116"."""
+        return describe_codes(self.selected)
+
+    def statistics(self) -> list[tuple[str, int]]:
+        """(code, findings) for every code found, most findings first (``lint --statistics``)."""
+        counted = Counter(f.code for f in self.findings)
+        return sorted(counted.items(), key=lambda item: (-item[1], item[0]))
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "questions": self.questions,
             "counts": self.counts,
+            "selected": sorted(self.selected),
             "disabled": sorted(self.disabled),
             "findings": [f.to_dict() for f in self.findings],
+            "suppressed": [f.to_dict() for f in self.suppressed],
         }
+
+
+def describe_codes(codes: frozenset[str]) -> str:
+    """A set of codes in words, per category: "all", "correctness", "style",
+    "correctness but L110", "correctness, L105", "L102, L116", "none"."""
+    if not codes:
+        return "none"
+    if codes == ALL_CODES:
+        return "all"
+    parts: list[str] = []
+    for category in CATEGORIES:
+        members = {c for c, info in CODES.items() if info.category == category}
+        chosen = members & codes
+        if chosen == members:
+            parts.append(category)
+        elif len(chosen) > len(members) / 2:
+            parts.append(f"{category} but {', '.join(sorted(members - chosen))}")
+        else:
+            parts += sorted(chosen)
+    return ", ".join(parts)
 
 
 def _count(n: int, noun: str) -> str:

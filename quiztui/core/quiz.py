@@ -25,6 +25,9 @@ class Question(BaseModel):
     context: str | None = None
     # Other columns or fields of the row it came from (a spreadsheet's id, notes, ...), in order.
     metadata: tuple[tuple[str, str], ...] = ()
+    # Lint codes or categories the quiz itself accepts for this question (a GIFT
+    # ``// quiztui: ignore L106`` line, a JSON ``lint_ignore`` field), checked when loaded.
+    lint_ignore: tuple[str, ...] = ()
 
     @property
     def key_text(self) -> str:
@@ -46,6 +49,7 @@ class Unjudged(BaseModel):
     text: str
     type: str
     source_line: int | None = None
+    lint_ignore: tuple[str, ...] = ()  # as ``Question.lint_ignore``
 
 
 class Quiz(BaseModel):

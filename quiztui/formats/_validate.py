@@ -52,6 +52,7 @@ class RawItem:
     shuffle: bool = False
     context: str | None = None  # the passage the question was written from, when the file has one
     metadata: tuple[tuple[str, str], ...] = ()  # other columns or fields, kept with the question
+    lint_ignore: tuple[str, ...] = ()  # lint rules the quiz accepts for this question
 
 
 @dataclass
@@ -130,6 +131,7 @@ class QuizBuilder:
                 source_line=raw.line if raw.line is not None else raw.item,
                 context=_clean(raw.context),
                 metadata=tuple((k, v) for k, v in raw.metadata if v.strip()),
+                lint_ignore=raw.lint_ignore,
             )
         )
 

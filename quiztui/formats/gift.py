@@ -38,7 +38,9 @@ from quiztui.core.bank import (
     Skipped,
     SubQuestion,
     Text,
+    lint_ignore_words,
 )
+from quiztui.core.lint_model import LintSettingsError, check_selectors
 from quiztui.errors import QuizFormatError, QuizProblem
 from quiztui.formats import cloze
 from quiztui.formats.gift_writer import _NUMERICAL
@@ -308,6 +310,7 @@ class _Reader:
         end: int,
     ) -> Item:
         ident, tags = _ident_and_tags(comments)
+        self._check_lint_ignore(comments, start)
         return Item(
             comments=_own_comments(comments),
             type=kind,
@@ -322,6 +325,18 @@ class _Reader:
             line=bisect.bisect_right(self.line_starts, start),
             span=(start, end),
         )
+
+    def _check_lint_ignore(self, comments: list[str], start: int) -> None:
+        """A ``// quiztui: ignore`` line naming an unknown code is a problem of the question."""
+        for comment in comments:
+            words = lint_ignore_words(comment)
+            if words is None:
+                continue
+            try:
+                if not check_selectors(words):
+                    raise LintSettingsError("names no lint code or category")
+            except LintSettingsError as exc:
+                self.problem(f"'// quiztui: ignore': {exc}", start, "lint_ignore")
 
     def _answers(
         self, chars: list[_Ch], fmt: str, at: int
@@ -466,7 +481,7 @@ def _own_comments(comments: list[str]) -> tuple[str, ...]:
     kept = []
     for line in comments:
         body = line[2:].strip()
-        if body.startswith(ANNOTATION_PREFIX + ":"):
+        if body.startswith(ANNOTATION_PREFIX + ":") and lint_ignore_words(line) is None:
             continue
         if body and not _TAG.sub("", _ID.sub("", body)).strip():
             continue

@@ -6,8 +6,9 @@ the common variants (``options``, ``answerKey``, ``label``, ``correct_answer``, 
 
 Either a JSON array of such objects (problems name the item and the line it starts on) or one
 object per line, JSON Lines style (problems name the line). Items may carry "category",
-"difficulty" and "context" (the passage the question was written from, as ``quiztui generate``
-writes it).
+"difficulty", "context" (the passage the question was written from, as ``quiztui generate``
+writes it) and "lint_ignore" (lint codes or categories the author accepts for the question:
+"L106", "L105, L106" or ["style"]).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from quiztui.formats._source import (
 from quiztui.formats._validate import QuizBuilder, RawItem
 
 NAME = "quizaic"
+LINT_IGNORE = "lint_ignore"  # an item's lint codes or categories the quiz accepts for it
 
 
 def parse(
@@ -115,8 +117,11 @@ def check_item(obj: Any, builder: QuizBuilder, *, line: int | None, item: int | 
             f"expected an object with 'question', 'responses' and 'correct' (got {type_name(obj)})"
         )
         return
+    ignore = lint_ignore(obj, report)
     dataset = _dataset.object_fields(obj, builder.columns)
     if dataset is not None:  # {"question", "choices": [...], "answer"} and its variants
+        if len(builder.problems) > count:
+            return
         question_field, options_field, answer_field = dataset["fields"]
         options = dataset["responses"]
         builder.add(
@@ -132,7 +137,8 @@ def check_item(obj: Any, builder: QuizBuilder, *, line: int | None, item: int | 
                 options_field=options_field,
                 category=dataset["category"],
                 difficulty=d if isinstance(d := dataset["difficulty"], str) else None,
-                metadata=dataset["metadata"],
+                metadata=tuple(kv for kv in dataset["metadata"] if kv[0] != LINT_IGNORE),
+                lint_ignore=ignore,
             )
         )
         return
@@ -171,8 +177,31 @@ def check_item(obj: Any, builder: QuizBuilder, *, line: int | None, item: int | 
             category=extras["category"],
             difficulty=extras["difficulty"],
             context=context if isinstance(context, str) else None,
+            lint_ignore=ignore,
         )
     )
+
+
+def lint_ignore(obj: dict[str, Any], report: Any) -> tuple[str, ...]:
+    """The item's ``lint_ignore``: a code or category, a comma-separated string of them, or a
+    list of them; a wrong type or an unknown code is reported on the field."""
+    from quiztui.core.lint_model import LintSettingsError, check_selectors, split_selectors
+
+    value = obj.get(LINT_IGNORE)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        words = split_selectors([value])
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        words = split_selectors(value)
+    else:
+        report(f"must be a lint code or a list of codes (got {type_name(value)})", LINT_IGNORE)
+        return ()
+    try:
+        return check_selectors(words)
+    except LintSettingsError as exc:
+        report(str(exc), LINT_IGNORE)
+        return ()
 
 
 # --- writing ------------------------------------------------------------------------------------
