@@ -64,7 +64,12 @@ def register(sub: Any, parents: Parents) -> None:
         help="keep each judge's fitted rates as its judge profile (structured fit, when usable):"
         " a later vet with that judge alone uses them, labelled 'panel fit'",
     )
-    panel.add_argument("--format", choices=("text", "json", "md"), default="text")
+    panel.add_argument(
+        "--format",
+        choices=("text", "json", "md"),
+        default="text",
+        help="report format (on stdout, or in -o's file)",
+    )
     panel.add_argument("-o", "--output", type=Path, help="write the panel report to this file")
 
 

@@ -70,7 +70,12 @@ def register(sub: Any, parents: Parents) -> None:
     )
     r.add_argument("--match", choices=("normalised", "embedding"), help="abstractive grouping")
     r.add_argument("--limit", action=Number, ge=1, le=INT64_MAX, help="only the first N questions")
-    r.add_argument("--format", choices=("text", "md", "json", "csv"), default="text")
+    r.add_argument(
+        "--format",
+        choices=("text", "md", "json", "csv"),
+        default="text",
+        help="report format (on stdout, or in -o's file)",
+    )
     r.add_argument("-o", "--output", type=Path, help="write the report to this file")
     r.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     r.add_argument("--tui", action="store_true", help="open the Robustness screen")
