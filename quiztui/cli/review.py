@@ -317,7 +317,7 @@ def report_json(rows: Sequence[Any], summary: Any, started: Any) -> str:
         "max_iterations": started.max_iterations,
         "summary": summary_dict(summary),
         "paper_figures": {
-            "source": "MIRROR (seed 004), GPT-4 on EduProbe/SciQ with three educators",
+            "source": "the MIRROR paper, GPT-4 on EduProbe/SciQ with three educators",
             "exact_match_direct_percent": PAPER_EXACT_MATCH_DIRECT,
             "expert_fleiss_kappa": PAPER_EXPERT_KAPPA,
         },
