@@ -214,7 +214,9 @@ class ReviewConfig(_Section):
     max_iterations: int = Field(
         5, ge=2, le=50, description="feedback: iteration cap (not converged when reached)"
     )
-    temperature: float = Field(0.7, ge=0.0, le=2.0, description="rating temperature (MIRROR used 0.7)")
+    temperature: float = Field(
+        0.7, ge=0.0, le=2.0, description="rating temperature (MIRROR used 0.7)"
+    )
     max_reasks: int = Field(
         1, ge=0, le=5, description="times a reply with no scores is asked again"
     )

@@ -90,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     os.environ.pop("NO_COLOR", None)  # colours as a user sees them
     for path in asyncio.run(take(args.out, (int(width), int(height)))):
-        print(f"docs_screenshots: wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+        print(
+            f"docs_screenshots: wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}"
+        )
     return 0
 
 

@@ -21,10 +21,10 @@ from quiztui.cli.docs_ref import (
     CLI_PAGE,
     CONFIG_PAGE,
     MissingHelp,
+    cli_page,
     commands,
     config_keys,
     config_page,
-    cli_page,
     stale,
 )
 

@@ -75,7 +75,9 @@ def test_config_init_is_free_of_project_jargon(
     assert main(["config", "init", "--config", str(path)]) == 0
     text = path.read_text(encoding="utf-8")
     assert text == default_config_text() and "[judge]" in text
-    bad = [f"line {n}: {hit!r}" for n, line in enumerate(text.splitlines(), 1) for hit in jargon(line)]
+    bad = [
+        f"line {n}: {hit!r}" for n, line in enumerate(text.splitlines(), 1) for hit in jargon(line)
+    ]
     assert bad == []
 
 
@@ -115,7 +117,9 @@ async def test_the_tui_help_screen_is_free_of_project_jargon(tmp_path: Path) -> 
     config = load_config(config_file, environ=env)
     store, quiz = open_quiz(config, PLANTED, None)
     try:
-        app = build_vet_app(config, store, quiz, vet_runs(config, quiz, store, None), autostart=True)
+        app = build_vet_app(
+            config, store, quiz, vet_runs(config, quiz, store, None), autostart=True
+        )
         async with app.run_test(size=(120, 40)) as pilot:
             await settled(pilot)
             seen: list[str] = []
@@ -127,7 +131,8 @@ async def test_the_tui_help_screen_is_free_of_project_jargon(tmp_path: Path) -> 
                 await pilot.pause()
                 assert isinstance(app.screen, HelpScreen)
                 text = "\n".join(
-                    str(w.render()) for w in app.screen.query("Static")  # what it shows
+                    str(w.render())
+                    for w in app.screen.query("Static")  # what it shows
                 )
                 assert "Keys" in text
                 seen.append(text)

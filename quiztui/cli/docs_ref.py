@@ -194,14 +194,19 @@ def cli_page() -> str:
         lines.append(f"**{heading}**")
         lines.append("")
         if heading == "Start here":
-            lines.append(f"- `{SHORTCUT[0]}`: {_cell(SHORTCUT[1])} (the same as `quiztui vet QUIZ`)")
+            lines.append(
+                f"- `{SHORTCUT[0]}`: {_cell(SHORTCUT[1])} (the same as `quiztui vet QUIZ`)"
+            )
         for name in names:
             cmd = next(c for c in cmds if c.path == (name,))
             lines.append(f"- [`quiztui {name}`](#{_anchor(cmd)}): {_cell(cmd.help)}")
         lines.append("")
     lines += [FIRST_STEPS, ""]  # its own Markdown: commands in backticks
     for old, new in DEPRECATED.items():
-        lines += [f"`quiztui {old}` still runs `quiztui {new}`, with a note that it will go away.", ""]
+        lines += [
+            f"`quiztui {old}` still runs `quiztui {new}`, with a note that it will go away.",
+            "",
+        ]
     top = build_parser()
     lines += ["## quiztui", "", "```text", _usage(top), "```", ""]
     lines += _options_table(Command((), top, ""))
@@ -322,7 +327,10 @@ def config_page() -> str:
                     "",
                 ]
             continue
-        lines += ["| key | type | default | bounds | variable | what it does |", "|---|---|---|---|---|---|"]
+        lines += [
+            "| key | type | default | bounds | variable | what it does |",
+            "|---|---|---|---|---|---|",
+        ]
         for key, info in model.model_fields.items():
             if not info.description:
                 raise MissingHelp(f"config key {name}.{key}: no description")

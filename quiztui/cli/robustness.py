@@ -40,7 +40,11 @@ METRIC_NAMES = (
     ("certainty", "Hη", "mean normalised certainty (1 − H/Hmax)"),
     ("m2", "M2", "Gibbs' M2 (1: no variation)"),
     ("fleiss_kappa", "κ", "Fleiss' κ among the forms (complete questions)"),
-    ("cronbach_alpha", "α", "Cronbach's α / KR-20 as the MultiQ&A paper writes it (questions as items)"),
+    (
+        "cronbach_alpha",
+        "α",
+        "Cronbach's α / KR-20 as the MultiQ&A paper writes it (questions as items)",
+    ),
     ("cronbach_alpha_forms", "αf", "Cronbach's α / KR-20 with the forms as items"),
 )
 
