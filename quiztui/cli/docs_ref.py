@@ -84,7 +84,7 @@ def _expand(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
 
 
 def _usage(parser: argparse.ArgumentParser) -> str:
-    formatter = parser.formatter_class(prog=parser.prog, width=USAGE_WIDTH)
+    formatter = argparse.HelpFormatter(prog=parser.prog, width=USAGE_WIDTH)
     formatter.add_usage(parser.usage, parser._actions, parser._mutually_exclusive_groups)
     return formatter.format_help().strip()
 
@@ -289,7 +289,7 @@ def config_keys() -> Iterator[tuple[str, str, Any]]:
     from quiztui.config import Config, section_name
 
     for attr, section in Config.model_fields.items():
-        model = section.annotation
+        model: Any = section.annotation
         for key, info in model.model_fields.items():
             yield section_name(attr), key, info
 
@@ -313,7 +313,7 @@ def config_page() -> str:
         "",
     ]
     for attr, section in Config.model_fields.items():
-        model = section.annotation
+        model: Any = section.annotation
         name = section_name(attr)
         lines += [f"## [{name}]", ""]
         doc = " ".join((model.__doc__ or "").split())
