@@ -50,8 +50,8 @@ fuzz: $(VENV)/.test-installed
 	env -u NO_COLOR QUIZTUI_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q tests/test_safe_fuzz.py
 
 check: $(VENV)/.test-installed
-	$(BIN)/ruff check quiztui tests bench
-	$(BIN)/ruff format --check quiztui tests bench
+	$(BIN)/ruff check quiztui tests bench scripts
+	$(BIN)/ruff format --check quiztui tests bench scripts
 	$(BIN)/mypy quiztui
 
 # Build the wheel, install it into a fresh venv outside the checkout and run it from there.
@@ -66,10 +66,10 @@ bench: $(VENV)/.test-installed
 # left out of the nav fails. The generated references must match the code first.
 docs: $(VENV)/.docs-installed
 	$(BIN)/python -m quiztui.cli.docs_ref --check
-	$(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 docs-serve: $(VENV)/.docs-installed
-	$(BIN)/mkdocs serve
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 # Regenerate docs/cli.md and docs/configuration.md from the parser and the config model: run it
 # after adding or changing a flag, a subcommand or a config key.

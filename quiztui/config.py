@@ -49,8 +49,7 @@ class JudgeConfig(_Section):
     base_url: str = Field(
         "http://localhost:11434/v1",
         description="OpenAI-compatible endpoint; anthropic and gemini use their own API (the"
-        " default here stands for https://api.anthropic.com or"
-        " https://generativelanguage.googleapis.com) unless this is changed",
+        " default here stands for the provider's own API) unless this is changed",
     )
     model: str = Field(
         "",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -31,6 +32,13 @@ SHOTS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("help", ("f1",), "F1: the keys of the focused table, the screen and the app"),
     ("runs", ("h",), "the Runs screen: stored runs of every kind"),
 )
+
+
+def offline(svg: str) -> str:
+    """The SVG with nothing to fetch: the fonts from the reader's machine (``local()``, else
+    monospace), never a download; no address in the generator comment either."""
+    svg = re.sub(r',\s*url\("[^"]*"\)\s*format\("[^"]*"\)', "", svg)
+    return re.sub(r"<!-- Generated with Rich [^>]*-->", "<!-- scripts/docs_screenshots.py -->", svg)
 
 
 async def _settled(pilot, app) -> None:  # type: ignore[no-untyped-def]
@@ -72,6 +80,7 @@ async def take(out: Path, size: tuple[int, int]) -> list[Path]:
                     await app.workers.wait_for_complete()
                     await pilot.pause(0.3)
                     path = Path(app.save_screenshot(f"{name}.svg", str(out)))
+                    path.write_text(offline(path.read_text(encoding="utf-8")), encoding="utf-8")
                     written.append(path)
                     while app.screen is not app.vet_screen:
                         await pilot.press("escape")

@@ -146,3 +146,28 @@ def test_review_is_a_deprecated_alias_of_rate(
     assert "is now" not in rated.err
     assert '"questions"' in rated.out and aliased.out.count("\n") == rated.out.count("\n")
     assert "review" not in build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+
+
+PAGES = (
+    "index getting-started tui your-quiz judges numbers grading robustness review-desk history"
+    " ci lint configuration cli troubleshooting speed"
+).split()
+
+
+def test_the_readme_is_short_and_the_manual_has_every_page() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 250
+    assert "make run" in readme and "make test" in readme
+    assert "](docs/img/vet-finished.svg)" in readme and (DOCS / "img" / "vet-finished.svg").exists()
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for page in PAGES:
+        assert (DOCS / f"{page}.md").exists(), page
+        assert f" {page}.md" in nav, page
+    for target in re_links(readme):
+        assert (ROOT / target).exists(), target
+
+
+def re_links(text: str) -> list[str]:
+    import re
+
+    return [m for m in re.findall(r"\]\(([^)#\s]+)", text) if not m.startswith("http")]
