@@ -6,7 +6,7 @@ QUIZ ?= sample_quizzes/planted_errors.json
 CONSTRAINTS := constraints.txt
 PIP := $(BIN)/python -m pip install --quiet -c $(CONSTRAINTS)
 
-.PHONY: run test test-embed test-local fuzz check wheel-smoke bench clean
+.PHONY: run test test-embed test-local fuzz check wheel-smoke bench docs docs-serve docs-ref docs-screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ $(VENV)/.runtime-installed: pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 
 $(VENV)/.test-installed: pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 	$(PIP) -e '.[test,dev]'
+	@touch $@
+
+$(VENV)/.docs-installed: pyproject.toml $(CONSTRAINTS) | $(BIN)/python
+	$(PIP) -e '.[docs]'
 	@touch $@
 
 run: $(VENV)/.runtime-installed
@@ -46,8 +50,8 @@ fuzz: $(VENV)/.test-installed
 	env -u NO_COLOR QUIZTUI_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest -q tests/test_safe_fuzz.py
 
 check: $(VENV)/.test-installed
-	$(BIN)/ruff check quiztui tests bench
-	$(BIN)/ruff format --check quiztui tests bench
+	$(BIN)/ruff check quiztui tests bench scripts
+	$(BIN)/ruff format --check quiztui tests bench scripts
 	$(BIN)/mypy quiztui
 
 # Build the wheel, install it into a fresh venv outside the checkout and run it from there.
@@ -58,5 +62,23 @@ bench: $(VENV)/.test-installed
 	$(BIN)/python bench/vet_throughput.py
 	$(BIN)/python bench/tui_stream.py
 
+# The manual (docs/, mkdocs.yml) into site/. --strict: a broken link, a missing anchor or a page
+# left out of the nav fails. The generated references must match the code first.
+docs: $(VENV)/.docs-installed
+	$(BIN)/python -m quiztui.cli.docs_ref --check
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+docs-serve: $(VENV)/.docs-installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+# Regenerate docs/cli.md and docs/configuration.md from the parser and the config model: run it
+# after adding or changing a flag, a subcommand or a config key.
+docs-ref: $(VENV)/.runtime-installed
+	$(BIN)/python -m quiztui.cli.docs_ref
+
+# The manual's TUI screenshots (docs/img/*.svg), taken from the real app at 100x30.
+docs-screenshots: $(VENV)/.runtime-installed
+	env -u NO_COLOR $(BIN)/python scripts/docs_screenshots.py
+
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) site

@@ -49,8 +49,7 @@ class JudgeConfig(_Section):
     base_url: str = Field(
         "http://localhost:11434/v1",
         description="OpenAI-compatible endpoint; anthropic and gemini use their own API (the"
-        " default here stands for https://api.anthropic.com or"
-        " https://generativelanguage.googleapis.com) unless this is changed",
+        " default here stands for the provider's own API) unless this is changed",
     )
     model: str = Field(
         "",
@@ -140,7 +139,7 @@ class VetConfig(_Section):
     cache: bool = Field(True, description="reuse verdicts of the same judge for the same assertion")
     mode: Literal["assertion", "question"] = Field(
         "assertion",
-        description="assertion: batches of true/false assertions (seed 000); question: one request"
+        description="assertion: batches of true/false assertions; question: one request"
         " per question asking for the correct option",
     )
     fail_on: Literal["poor", "questionable", "never"] = Field(
@@ -157,7 +156,7 @@ class VetConfig(_Section):
 class GradeConfig(_Section):
     grader: Literal["rubric10", "pass3", "facts", "lexical", "embedding"] = Field(
         "rubric10",
-        description="rubric10 (1-10, seed 001), pass3 (2/1/0, seed 003), facts (seed 003),"
+        description="rubric10 (LLM rating 1-10), pass3 (LLM pass/partial/fail = 2/1/0), facts (LLM, per fact),"
         " lexical (offline EM/F1), embedding (offline MiniLM cosine; needs the embed extra)",
     )
     max_reasks: int = Field(
@@ -178,14 +177,14 @@ class GradeConfig(_Section):
 
 
 class RobustnessConfig(_Section):
-    variants: int = Field(5, ge=1, le=20, description="paraphrases per question (v; seed 002)")
+    variants: int = Field(5, ge=1, le=20, description="paraphrases per question (v)")
     format: Literal["multiple-choice", "abstractive"] = Field(
         "multiple-choice",
         description="multiple-choice: each form answered with the options shown; abstractive: the"
         " question alone, free-form answers grouped by match",
     )
     temperature: float = Field(
-        1.0, ge=0.0, le=2.0, description="rewriting and answering temperature (seed 002: 1.0)"
+        1.0, ge=0.0, le=2.0, description="rewriting and answering temperature (MultiQ&A used 1.0)"
     )
     match: Literal["normalised", "embedding"] = Field(
         "normalised",
@@ -209,12 +208,14 @@ class ReviewConfig(_Section):
     mode: Literal["direct", "feedback"] = Field(
         "feedback",
         description="direct: one judge, one pass; feedback: two judges exchange strengths and"
-        " flaws (MIRROR, seed 004)",
+        " flaws until their scores agree (the MIRROR method)",
     )
     max_iterations: int = Field(
         5, ge=2, le=50, description="feedback: iteration cap (not converged when reached)"
     )
-    temperature: float = Field(0.7, ge=0.0, le=2.0, description="review temperature (seed: 0.7)")
+    temperature: float = Field(
+        0.7, ge=0.0, le=2.0, description="rating temperature (MIRROR used 0.7)"
+    )
     max_reasks: int = Field(
         1, ge=0, le=5, description="times a reply with no scores is asked again"
     )

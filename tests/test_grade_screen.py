@@ -552,7 +552,7 @@ async def test_benchmark_screen_shows_the_cli_numbers(store: Store) -> None:
         table = painted(screen.query_one("#bench-comparison"))
         line = next(ln for ln in table.splitlines() if ln.strip().startswith("lexical (isotonic)"))
         assert line.split()[2:4] == [aad, accuracy]
-        assert "seed 003 fact scoring (facts)" in table and "1.167" in table
+        assert "Queryloop paper, fact scoring (facts)" in table and "1.167" in table
         confusion = painted(screen.query_one("#bench-confusion"))
         for human, row in zip(("0-2", "2-4", "4-5"), cli_test["confusion"], strict=True):
             cells = next(ln for ln in confusion.splitlines() if ln.startswith(human)).split()
@@ -583,7 +583,7 @@ async def test_benchmark_screen_fits_small_and_large_terminals(size: tuple[int, 
             assert region.height >= 4
         table = painted(screen.query_one("#bench-comparison"))
         assert "lexical (isotonic)" in table and "constant mean (train)" in table
-        assert "seed 003" not in table  # the seed's figures are MSRpar's only
+        assert "Queryloop" not in table  # the paper's figures are MSRpar's only
         plot = screen.query_one("#bench-plot")
         spec = plot.spec  # type: ignore[attr-defined]
         points = spec.series[-1]

@@ -446,7 +446,7 @@ def test_cli_benchmark_lexical_prints_the_comparison(capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out
     lines = [" ".join(line.split()) for line in out.splitlines()]
     assert "constant mean (train) 0.702 67.87% — — 750" in lines
-    assert "seed 003 correctness prompt (pass3) 1.253 52.82% — — —" in lines
+    assert "Queryloop paper, correctness prompt (pass3) 1.253 52.82% — — —" in lines
     assert "human \\ predicted" in out
     assert main(["grade", "--benchmark", "msrpar", "--grader", "lexical", "--format", "json"]) == 0
     body = json.loads(capsys.readouterr().out)

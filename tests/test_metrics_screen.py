@@ -231,7 +231,7 @@ async def test_judge_column_uses_the_runs_asymmetric_rates() -> None:
         plot = screen.query_one("#bayes-plot", Chart)
         assert plot.spec is not None
         labels = [s.label for s in plot.spec.series]
-        assert labels == ["s = 0.9 (seed), o = seed's rows", "this judge", None]
+        assert labels == ["s = 0.9 (paper), o = the paper's rows", "this judge", None]
 
 
 async def test_judge_rates_come_from_run_started_while_the_run_goes() -> None:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from quiztui import __version__
-from quiztui.cli._args import COMMANDS, first_positional, parents
+from quiztui.cli._args import COMMANDS, DEPRECATED, first_positional, grouped_commands, parents
 from quiztui.errors import QuizFormatError, QuiztuiError
 
 
@@ -25,11 +25,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     subcommands are listed with their one-line help)."""
     p = argparse.ArgumentParser(
         prog="quiztui",
-        description="Vet quizzes with LLM judges. `quiztui QUIZ` opens the TUI.",
+        description="Vet quizzes with LLM judges, in a terminal app or headless.",
+        # The commands under headings (argparse's own list is one long block).
+        epilog=grouped_commands(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"quiztui {__version__}")
     p.add_argument("--config", type=Path, help="config file (default: the XDG config path)")
-    sub = p.add_subparsers(dest="command")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", help=argparse.SUPPRESS)
+    # Set after add_subparsers, which makes each subcommand's "quiztui NAME" prefix from it.
+    p.usage = "quiztui [-h] [--version] [--config CONFIG] QUIZ | COMMAND ..."
     shared = parents()
     selected = COMMANDS[command][0] if command in COMMANDS else None
     for name, (module, help_text) in COMMANDS.items():
@@ -59,6 +64,10 @@ def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # `quiztui QUIZ [options]` is `quiztui vet QUIZ [options]` in the TUI.
     position = first_positional(argv)
+    if position is not None and argv[position] in DEPRECATED:
+        old, new = argv[position], DEPRECATED[argv[position]]
+        print(f"quiztui: `{old}` is now `quiztui {new}`; `{old}` will go away", file=sys.stderr)
+        argv[position] = new
     if position is not None and argv[position] not in COMMANDS:
         argv.insert(position, "vet")
     command = argv[position] if position is not None else None

@@ -15,8 +15,11 @@ from quiztui.cli.flags import Number
 
 # name -> (module under quiztui.cli that registers it, one-line help). Order is the help's order.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "vet": ("vet", "judge every option of every question"),
-    "config": ("config", "configuration file"),
+    "vet": (
+        "vet",
+        "judge every option of every question: badges, confidence, a report (--no-tui: headless)",
+    ),
+    "config": ("config", "write a commented default configuration file, or show the one in force"),
     "locate": ("config", "print where quiztui keeps a file"),
     "runs": ("runs", "run history: list, show, compare"),
     "calibrate": (
@@ -29,9 +32,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "vet a quiz with several judges; Dawid–Skene estimates each judge without gold labels",
     ),
     "grade": ("grade", "grade candidate answers against references, or benchmark a grader"),
-    "review": (
+    "rate": (
         "review",
-        "rate questions 1-5 on grammaticality, appropriateness, relevance, novelty, complexity",
+        "rate each question 1-5 on grammaticality, appropriateness, relevance, novelty, complexity",
     ),
     "generate": ("generate", "question-answer pairs from a document"),
     "robustness": (
@@ -49,6 +52,45 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "write the review desk's fixed keys into a run's quiz file (a .bak beside it)",
     ),
 }
+
+# Old names that still work, hidden from the help: `quiztui review` was the quality ratings, a name
+# the review desk (the TUI's y/o/t/d keys, `apply-fixes`) also answers to.
+DEPRECATED: dict[str, str] = {"review": "rate"}
+
+# `quiztui --help` lists the commands under these headings, in this order; every command once.
+GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Start here", ("vet", "lint", "convert")),
+    ("Judges", ("calibrate", "profiles", "panel")),
+    ("Answers", ("grade",)),
+    ("Question quality", ("rate", "robustness", "generate")),
+    ("History and reports", ("runs", "report", "apply-fixes")),
+    ("Set-up", ("config", "locate")),
+)
+SHORTCUT = ("quiztui QUIZ", "open QUIZ in the terminal app: judge it live, review by keyboard")
+FIRST_STEPS = (
+    "New here? Open the sample quiz with `quiztui sample_quizzes/planted_errors.json` (from a"
+    " checkout; no model needed: the SIMULATED judge answers), then your own: `quiztui QUIZ`."
+    " `quiztui COMMAND --help` says more about each command."
+)
+
+
+def grouped_commands(width: int = 80) -> str:
+    """The commands under their headings, each with its one-line help, wrapped to ``width``."""
+    import textwrap
+
+    column = 2 + max(len(n) for n in (*COMMANDS, SHORTCUT[0])) + 2
+    lines: list[str] = []
+    for heading, names in GROUPS:
+        lines.append(f"{heading}:")
+        rows = [SHORTCUT] if heading == "Start here" else []
+        rows += [(name, COMMANDS[name][1].replace("%%", "%")) for name in names]
+        for name, text in rows:
+            wrapped = textwrap.wrap(text, width - column) or [""]
+            lines.append(f"  {name}".ljust(column) + wrapped[0])
+            lines.extend(" " * column + more for more in wrapped[1:])
+        lines.append("")
+    lines.extend(textwrap.wrap(FIRST_STEPS, width))
+    return "\n".join(lines)
 
 
 STRICT_HELP = (

@@ -69,13 +69,22 @@ def register(sub: Any, parents: Parents) -> None:
         help="gold set: the questions of vet run RUN decided in the review desk (accept: the key"
         " is right; fix: the chosen option is), judged by the judge that made the run",
     )
-    cal.add_argument("--interval", choices=("wilson", "beta"), default="wilson")
-    cal.add_argument("--format", choices=("text", "json"), default="text")
+    cal.add_argument(
+        "--interval",
+        choices=("wilson", "beta"),
+        default="wilson",
+        help="95%% intervals of TPR/TNR: Wilson, or the equal-tailed Beta(1 + hits, 1 + misses)",
+    )
+    cal.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format on stdout"
+    )
 
     prof = sub.add_parser("profiles", parents=[common], help=help_for("profiles"))
     prof.set_defaults(handler=cmd_profiles)
-    prof.add_argument("--db", type=Path)
-    prof.add_argument("--format", choices=("text", "json"), default="text")
+    prof.add_argument("--db", type=Path, help="SQLite run store")
+    prof.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format on stdout"
+    )
 
 
 def _ci(lo_hi: tuple[float, float]) -> str:

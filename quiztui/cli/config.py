@@ -13,13 +13,17 @@ def register(sub: Any, parents: Parents) -> None:
     cfg = sub.add_parser("config", parents=[common], help=help_for("config"))
     cfg_sub = cfg.add_subparsers(dest="config_command", required=True)
     init = cfg_sub.add_parser("init", parents=[common], help="write a commented default config")
-    init.add_argument("--force", action="store_true")
+    init.add_argument("--force", action="store_true", help="overwrite an existing config file")
     cfg_sub.add_parser("show", parents=[common], help="print the effective configuration")
     # `config init` must work when the config file is missing or broken: it loads nothing.
     cfg.set_defaults(handler=cmd_config, loads_config=False)
 
     loc = sub.add_parser("locate", parents=[common], help=help_for("locate"))
-    loc.add_argument("what", choices=("config", "data", "db", "log"))
+    loc.add_argument(
+        "what",
+        choices=("config", "data", "db", "log"),
+        help="config file, data folder, run store (SQLite) or log file",
+    )
     loc.set_defaults(handler=cmd_locate, loads_config=False)
 
 

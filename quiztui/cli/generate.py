@@ -31,7 +31,7 @@ def register(sub: Any, parents: Parents) -> None:
         parents=[common, judge],
         help=help_for("generate"),
         description="Generate question-answer pairs from a PDF or text/Markdown document with the "
-        "judge model (seed 001 prompts), check every Context against the document, and write a "
+        "judge model, check every Context against the document, and write a "
         "JSON file that `quiztui grade` reads (and `quiztui vet` too, with --distractors). "
         "--batch-size sets the pairs per rephrase/candidates/distractors request (default 20), "
         "--concurrency the requests in flight.",

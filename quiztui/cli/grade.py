@@ -124,7 +124,12 @@ def register(sub: Any, parents: Parents) -> None:
     g.add_argument("--question", help="grade one answer: the question")
     g.add_argument("--reference", help="grade one answer: the reference answer")
     g.add_argument("--candidate", help="grade one answer: the candidate answer")
-    g.add_argument("--format", choices=("text", "md", "json", "csv"), default="text")
+    g.add_argument(
+        "--format",
+        choices=("text", "md", "json", "csv"),
+        default="text",
+        help="report format (on stdout, or in -o's file)",
+    )
     g.add_argument("-o", "--output", type=Path, help="write the report to this file")
     g.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     g.add_argument("--tui", action="store_true", help="open the Grade (or Benchmark) screen")

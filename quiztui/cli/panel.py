@@ -66,7 +66,12 @@ def register(sub: Any, parents: Parents) -> None:
         " a later vet with that judge alone uses them, labelled 'panel fit'",
     )
     answers_arguments(panel, panel=True)
-    panel.add_argument("--format", choices=("text", "json", "md"), default="text")
+    panel.add_argument(
+        "--format",
+        choices=("text", "json", "md"),
+        default="text",
+        help="report format (on stdout, or in -o's file)",
+    )
     panel.add_argument("-o", "--output", type=Path, help="write the panel report to this file")
 
 

@@ -1,4 +1,5 @@
-"""``quiztui review QUIZ``: rate every question 1–5 on five criteria (seed 004, MIRROR).
+"""``quiztui rate QUIZ`` (``review`` until renamed): rate every question 1–5 on five criteria
+(MIRROR).
 
 - ``--mode direct``: one judge, one pass; ``--mode feedback`` (default, ``[review] mode``): two
   judges exchange strengths and flaws until their scores agree twice in a row or
@@ -39,10 +40,11 @@ from quiztui.report.writers import RAW_CSV_HELP, write_report
 def register(sub: Any, parents: Parents) -> None:
     common, judge = parents.common, parents.judge
     p = sub.add_parser(
-        "review",
+        "rate",
         parents=[common, judge],
-        help=help_for("review"),
-        description="Review question quality (MIRROR, seed 004). direct: one judge rates each"
+        help=help_for("rate"),
+        description="Rate question quality (the MIRROR method: two judges exchange feedback)."
+        " direct: one judge rates each"
         " question once; feedback: two judges exchange strengths and flaws until their scores"
         " agree on two consecutive iterations, or the iteration cap is reached.",
         epilog="Exit codes: 0 done (unscored and unconverged questions are reported);"
@@ -74,7 +76,12 @@ def register(sub: Any, parents: Parents) -> None:
         metavar="N",
         help="review the first N questions only",
     )
-    p.add_argument("--format", choices=("text", "md", "json", "csv"), default="text")
+    p.add_argument(
+        "--format",
+        choices=("text", "md", "json", "csv"),
+        default="text",
+        help="report format (on stdout, or in -o's file)",
+    )
     p.add_argument("-o", "--output", type=Path, help="write the report to this file")
     p.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     p.add_argument("--tui", action="store_true", help="open the Review screen")
@@ -310,7 +317,7 @@ def report_json(rows: Sequence[Any], summary: Any, started: Any) -> str:
         "max_iterations": started.max_iterations,
         "summary": summary_dict(summary),
         "paper_figures": {
-            "source": "MIRROR (seed 004), GPT-4 on EduProbe/SciQ with three educators",
+            "source": "the MIRROR paper, GPT-4 on EduProbe/SciQ with three educators",
             "exact_match_direct_percent": PAPER_EXACT_MATCH_DIRECT,
             "expert_fleiss_kappa": PAPER_EXPERT_KAPPA,
         },

@@ -40,7 +40,11 @@ METRIC_NAMES = (
     ("certainty", "Hη", "mean normalised certainty (1 − H/Hmax)"),
     ("m2", "M2", "Gibbs' M2 (1: no variation)"),
     ("fleiss_kappa", "κ", "Fleiss' κ among the forms (complete questions)"),
-    ("cronbach_alpha", "α", "Cronbach's α / KR-20 as seed §5.3 writes it (questions as items)"),
+    (
+        "cronbach_alpha",
+        "α",
+        "Cronbach's α / KR-20 as the MultiQ&A paper writes it (questions as items)",
+    ),
     ("cronbach_alpha_forms", "αf", "Cronbach's α / KR-20 with the forms as items"),
 )
 
@@ -70,7 +74,12 @@ def register(sub: Any, parents: Parents) -> None:
     )
     r.add_argument("--match", choices=("normalised", "embedding"), help="abstractive grouping")
     r.add_argument("--limit", action=Number, ge=1, le=INT64_MAX, help="only the first N questions")
-    r.add_argument("--format", choices=("text", "md", "json", "csv"), default="text")
+    r.add_argument(
+        "--format",
+        choices=("text", "md", "json", "csv"),
+        default="text",
+        help="report format (on stdout, or in -o's file)",
+    )
     r.add_argument("-o", "--output", type=Path, help="write the report to this file")
     r.add_argument("--raw-csv", action="store_true", help=RAW_CSV_HELP)
     r.add_argument("--tui", action="store_true", help="open the Robustness screen")

@@ -97,8 +97,8 @@ def register(sub: Any, parents: Parents) -> None:
     compare = runs_sub.add_parser(
         "compare", parents=[common, db], help="compare two runs of the same quiz"
     )
-    compare.add_argument("run_a", action=Number, ge=1, le=INT64_MAX)
-    compare.add_argument("run_b", action=Number, ge=1, le=INT64_MAX)
+    compare.add_argument("run_a", action=Number, ge=1, le=INT64_MAX, help="the first vet run's id")
+    compare.add_argument("run_b", action=Number, ge=1, le=INT64_MAX, help="the second vet run's id")
     compare.add_argument("--json", action="store_true", help="machine-readable output")
 
 

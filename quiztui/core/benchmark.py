@@ -26,8 +26,8 @@ SCALE_MAX = 5.0
 BRACKETS: tuple[str, ...] = ("0-2", "2-4", "4-5")
 # Seed 003's published MSRpar figures: (average absolute difference, bracket accuracy).
 SEED_FIGURES: dict[str, tuple[float, float]] = {
-    "seed 003 correctness prompt (pass3)": (1.2526, 0.5282),
-    "seed 003 fact scoring (facts)": (1.1672, 0.5606),
+    "Queryloop paper, correctness prompt (pass3)": (1.2526, 0.5282),
+    "Queryloop paper, fact scoring (facts)": (1.1672, 0.5606),
 }
 CALIBRATIONS = ("isotonic", "linear")
 

@@ -28,9 +28,9 @@ from quiztui.core.replies import ReplyUnparsed, json_values
 GRADERS: tuple[str, ...] = ("rubric10", "pass3", "facts", "lexical", "embedding")
 LLM_GRADERS: frozenset[str] = frozenset({"rubric10", "pass3", "facts"})
 GRADER_HELP = {
-    "rubric10": "LLM rating 1-10 with an explanation (seed 001)",
-    "pass3": "LLM pass / partially pass / fail = 2 / 1 / 0 (seed 003)",
-    "facts": "LLM fact extraction + per-fact 0/1 scoring, averaged to 0-1 (seed 003)",
+    "rubric10": "LLM rating 1-10 with an explanation",
+    "pass3": "LLM pass / partially pass / fail = 2 / 1 / 0 (Queryloop prompt)",
+    "facts": "LLM fact extraction + per-fact 0/1 scoring, averaged to 0-1 (Queryloop)",
     "lexical": "offline: normalised exact match and token F1 (SQuAD/NQ)",
     "embedding": "offline: MiniLM sentence-embedding cosine (needs the embed extra)",
 }

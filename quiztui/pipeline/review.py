@@ -604,7 +604,7 @@ AGREEMENT_NOTES = (
     "exact match: the judge's final score equals the mean human score rounded half up (2.5 → 3);"
     " Pearson r: judge's final score against the mean human score; Fleiss' κ: among the human"
     " raters, categories 1-5.",
-    "paper: the MIRROR paper's (seed 004) published figures for GPT-4 on its own data (EduProbe and"
+    "paper: the MIRROR paper's published figures for GPT-4 on its own data (EduProbe and"
     " SciQ, three educators) — Table 9 exact match, direct approach, and the educators' Fleiss' κ;"
     " not figures for this quiz. Its Pearson r values (Tables 3, 7, 8) are not in the text we have.",
 )

@@ -113,7 +113,7 @@ def judge_rates(state: RunState) -> JudgeRates:
         text = judge_rates_text(st.tpr, st.tnr, st.tpr_ci, st.tnr_ci, st.calibration)
         return JudgeRates(st.tpr, st.tnr, text, _note("as this run scores", st.mode))
     text = judge_rates_text(DEFAULT_TPR, DEFAULT_TNR, None, None, UNCALIBRATED)
-    return JudgeRates(DEFAULT_TPR, DEFAULT_TNR, text, "the seed's defaults")
+    return JudgeRates(DEFAULT_TPR, DEFAULT_TNR, text, "the default rates")
 
 
 def _note(note: str, mode: str) -> str:
@@ -325,7 +325,7 @@ class MetricsScreen(Screen[None]):
     def on_mount(self) -> None:
         bayes = self.query_one("#bayes-table", MetricsTable)
         bayes.add_column("X", key="x")
-        bayes.add_column("seed", key="seed")
+        bayes.add_column("paper", key="seed")  # the Quizaic paper's printed table
         bayes.add_column("s = 0.9", key="symmetric")
         bayes.add_column("this judge", key="judge")
         binomial = self.query_one("#binomial-table", MetricsTable)
@@ -400,7 +400,7 @@ class MetricsScreen(Screen[None]):
             Series(
                 xs,
                 tuple(p_accurate_given_judged(SEED_S, x) for x in xs),
-                label=f"s = 0.9 (seed){' = this judge' if seed_judge else ''}, o = seed's rows",
+                label=f"s = 0.9 (paper){' = this judge' if seed_judge else ''}, o = the paper's rows",
                 marker="braille",
             )
         ]
