@@ -60,10 +60,14 @@ class PriorEstimate:
     default: float
     iterations: int
     converged: bool
+    # the judge model's own wording (core/judges, prior = "auto"), which replaces the label below
+    note: str | None = None
 
     @property
     def label(self) -> str:
         """How the header and reports name it: ``auto 0.87 [0.80, 0.92] · 120 q``."""
+        if self.note is not None:
+            return self.note
         lo, hi = self.interval
         shrunk = f", shrunk toward {self.default:g}" if self.pseudo > 0 else ""
         return f"auto {self.value:.2f} [{lo:.2f}, {hi:.2f}] · {self.questions} q{shrunk}"

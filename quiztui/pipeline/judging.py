@@ -201,6 +201,11 @@ class Judging:
         self.error: str | None = None
         self.not_run = 0
         self.prior_label: str | None = None  # prior = "auto": the estimate the end scored with
+        # prior = "auto": per question, the judge model's (confidence, suggested option, its
+        # probability, interval) at the end (core/judges via VetRun._judge_model)
+        self.model_scores: dict[
+            str, tuple[float, int | None, float | None, tuple[float, float]]
+        ] = {}
         self.final_scores: dict[str, QuestionScored] = {}
         self.last_failure: str | None = None  # the error of the last batch that failed
 
@@ -505,6 +510,16 @@ class Judging:
             q, verdicts, self.run.accuracy, prior=prior, unjudged=unjudged, pending=pending
         )
         graded = graded_key_score(p_true, q.key, prior)
+        model = self.model_scores.get(question_id)
+        if model is not None and not pending:
+            confidence, suggested, suggested_p, interval = model
+            scored = replace(
+                scored,
+                confidence=confidence,
+                suggested_option=suggested,
+                suggested_p=suggested_p,
+                interval=interval,
+            )
         return scored if graded is None else replace(scored, graded=graded)
 
     def spent(self) -> float | None:

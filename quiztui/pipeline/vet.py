@@ -254,12 +254,80 @@ class VetRun:
                 questions, self.accuracy, self.settings.prior, weight=PROFILE_WEIGHT
             )
             estimate, self.accuracy = fit.prior, fit.accuracy
-        else:
-            estimate = estimate_prior(questions, self.accuracy, self.settings.prior)
+        else:  # the judge model (core/judges): every question scored through it at the end
+            estimate = self._judge_model(judging, questions)
         self.prior_estimate = estimate
         log.info("run %s: prior %s", self.run_id, estimate.label)
         judging.settings = replace(judging.settings, prior=estimate.value)
         judging.prior_label = estimate.label
+
+    def _judge_model(
+        self, judging: Judging, questions: list[tuple[list[bool | None], int]]
+    ) -> PriorEstimate:
+        """``prior = "auto"``: this run's verdicts through :mod:`quiztui.core.judges` (one judge;
+        a question-mode judge picks one option). The share of wrong keys stays at its published
+        default unless the judge's rates are measured and the quiz's evidence is decisive; each
+        question's confidence, suggestion and interval at the end are the model's."""
+        from quiztui.core.judges import DifficultyJudges, Observations, Profile
+        from quiztui.core.wrong_keys import expected_wrong_keys
+
+        judged = [(v, k) for v, k in questions if any(x is not None for x in v)]
+        counts = self.accuracy.counts if self.accuracy.calibrated else None
+        profile = None if counts is None else Profile(*(int(c) for c in counts))
+        known = getattr(self.provider, "simulated", False) and profile is None
+        if known:  # a simulated judge's rates are set, not estimated: they are known exactly
+            tpr = float(getattr(self.provider, "tpr", self.accuracy.tpr))
+            tnr = float(getattr(self.provider, "tnr", self.accuracy.tnr))
+            profile = Profile(
+                round(1000 * tpr),
+                round(1000 * (1 - tpr)),
+                round(3000 * tnr),
+                round(3000 * (1 - tnr)),
+            )
+        ids = [
+            q.id
+            for q, (v, _) in zip(self.quiz.questions, questions, strict=True)
+            if any(x is not None for x in v)
+        ]
+        if not judged:
+            return estimate_prior([], self.accuracy, self.settings.prior)
+        obs = Observations.build(
+            [[v] for v, _ in judged],
+            [k for _, k in judged],
+            ["pick" if self.question_mode else "assertion"],
+        )
+        fit = DifficultyJudges(profiles=[profile]).fit(obs)
+        judging.model_scores = {
+            qid: (
+                fit.confidence(i),
+                *fit.suggested(i, judged[i][1]),
+                (float(fit.interval[i, 0]), float(fit.interval[i, 1])),
+            )
+            for i, qid in enumerate(ids)
+        }
+        share = fit.wrong_share
+        lo, hi = share.interval
+        wrong = expected_wrong_keys(fit.p_key_wrong.tolist())
+        if share.identified:
+            where = "from this quiz: the SIMULATED judge's set rates" if known else "measured"
+        elif profile is not None:
+            where = "default: published audits; this quiz does not decisively move it"
+        else:
+            where = "default: published audits; judge not measured"
+        note = (
+            f"auto {1 - share.value:.2f} [{1 - hi:.2f}, {1 - lo:.2f}] · {share.value:.0%} of keys"
+            f" wrong ({where}) · expect {wrong.expected:.1f} wrong keys [{wrong.low}, {wrong.high}]"
+        )
+        return PriorEstimate(
+            1.0 - share.value,
+            (1.0 - hi, 1.0 - lo),
+            len(judged),
+            0.0 if share.identified else share.strength,
+            self.settings.prior,
+            fit.iterations,
+            fit.converged,
+            note=note,
+        )
 
     async def _heartbeat(self) -> None:
         """Tell other processes this run's holder is alive (store/leases.py)."""
