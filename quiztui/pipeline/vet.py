@@ -269,7 +269,6 @@ class VetRun:
         default unless the judge's rates are measured and the quiz's evidence is decisive; each
         question's confidence, suggestion and interval at the end are the model's."""
         from quiztui.core.judges import DifficultyJudges, Observations, Profile
-        from quiztui.core.wrong_keys import expected_wrong_keys
 
         judged = [(v, k) for v, k in questions if any(x is not None for x in v)]
         counts = self.accuracy.counts if self.accuracy.calibrated else None
@@ -307,17 +306,16 @@ class VetRun:
         }
         share = fit.wrong_share
         lo, hi = share.interval
-        wrong = expected_wrong_keys(fit.p_key_wrong.tolist())
         if share.identified:
-            where = "from this quiz: the SIMULATED judge's set rates" if known else "measured"
-        elif profile is not None:
-            where = "default: published audits; this quiz does not decisively move it"
+            where = (
+                "from this quiz (the SIMULATED judge's set rates)"
+                if known
+                else ("from this quiz (measured judge)")
+            )
         else:
-            where = "default: published audits; judge not measured"
-        note = (
-            f"auto {1 - share.value:.2f} [{1 - hi:.2f}, {1 - lo:.2f}] · {share.value:.0%} of keys"
-            f" wrong ({where}) · expect {wrong.expected:.1f} wrong keys [{wrong.low}, {wrong.high}]"
-        )
+            why = "not moved by this quiz" if profile is not None else "judge not measured"
+            where = f"default {share.default:.0%} wrong keys (published audits; {why})"
+        note = f"auto {1 - share.value:.2f} [{1 - hi:.2f}, {1 - lo:.2f}] · {where}"
         return PriorEstimate(
             1.0 - share.value,
             (1.0 - hi, 1.0 - lo),
