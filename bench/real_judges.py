@@ -9,8 +9,9 @@ against "the annotators say the key is wrong".
 
 Printed side by side, each with ECE of P(key wrong) (10 equal-width bins), the predicted share of
 wrong keys (the mean of P(key wrong)) against the annotators', AUROC and average precision of
-wrong_groundtruth vs ok, and the precision and recall of the flag (P(key wrong) > 0.5, the
-questions shown with a likely correct option):
+wrong_groundtruth vs ok, and the precision and recall of the flag (P(key wrong) ≥ 0.2: on this
+exam even ten judges agreeing against the key are right about 4 times in 10, so no honest
+probability reaches 0.5 here; ``--flag`` sets it):
 
 * the 10-judge panel (``core.judges.DifficultyJudges``: difficulty, attractive distractors,
   shared mistakes; the share of wrong keys at its published-audit default);
@@ -59,13 +60,16 @@ class Row:
     seconds: float | None = None
 
 
+FLAG = 0.2  # P(key wrong) at which a question is flagged for checking
+
+
 def measure(name: str, p: npt.NDArray[np.float64], exam: RealExam, rows=None, seconds=None) -> Row:
     """Figures of P(key wrong) ``p`` on the ok + wrong_groundtruth rows (of ``rows``)."""
     idx = np.arange(len(exam.keys)) if rows is None else np.asarray(rows)
     keep = exam.scored()[idx]
     y = exam.wrong()[idx][keep]
     q = np.asarray(p, dtype=np.float64)[keep]
-    flag = q > 0.5
+    flag = q >= FLAG
     return Row(
         name,
         expected_calibration_error(q.tolist(), y.tolist()),
@@ -120,7 +124,7 @@ def print_rows(title: str, rows: list[Row]) -> None:
     print(f"\n{title}")
     print(
         f"  {'':44s} {'ECE':>6s} {'pred':>6s} {'actual':>6s} {'AUROC':>6s} {'AP':>6s}"
-        f" {'flag':>5s} {'prec':>5s} {'recall':>6s}"
+        f" {'flag':>5s} {'prec':>5s} {'recall':>6s}   (flag: P ≥ {FLAG:g})"
     )
     for r in rows:
         t = f"  ({r.seconds:.1f} s)" if r.seconds is not None else ""
@@ -136,7 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--skip-independent", action="store_true", help="leave out today's independent model"
     )
+    ap.add_argument("--flag", type=float, default=FLAG, help="P(key wrong) that flags a key")
     args = ap.parse_args(argv)
+    globals()["FLAG"] = args.flag
     path = args.data or default_path()
     if path is None or not path.is_dir():
         print("real_judges: no exam folder (give --data or set QUIZTUI_REAL_EXAM)", file=sys.stderr)

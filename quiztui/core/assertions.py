@@ -7,6 +7,7 @@ seed and sent in batches, each line carrying a short per-batch id (``A1`` … ``
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import unicodedata
@@ -25,10 +26,20 @@ def sanitise(text: str) -> str:
     Unicode line/paragraph separators) become single spaces.
     """
     if not text.isprintable():  # str.isprintable is False for every C* and Z* but " "
-        text = "".join(
-            " " if (unicodedata.category(ch)[0] in "CZ" and ch != " ") else ch for ch in text
-        )
+        text = text.translate(_bmp_blanks())  # the Basic Multilingual Plane in one pass
+        if not text.isprintable():  # beyond it (rare): one character at a time
+            text = "".join(
+                " " if (unicodedata.category(ch)[0] in "CZ" and ch != " ") else ch for ch in text
+            )
     return _WS.sub(" ", text).strip()
+
+
+@functools.cache
+def _bmp_blanks() -> dict[int, str]:
+    """Every C* and Z* code point of the Basic Multilingual Plane but " ", mapped to a space."""
+    return {
+        cp: " " for cp in range(0x10000) if cp != 0x20 and unicodedata.category(chr(cp))[0] in "CZ"
+    }
 
 
 @dataclass(frozen=True, slots=True)

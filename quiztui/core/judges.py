@@ -235,7 +235,7 @@ class DifficultyJudges:
         attractor: bool = True,
         max_iter: int = 200,
         tol: float = 1e-8,
-        answer_tol: float = 5e-4,
+        answer_tol: float = 1e-3,
         draws: int = 32,
         seed: int = 0,
     ) -> None:
@@ -331,6 +331,23 @@ class DifficultyJudges:
 
     # -- the fit ----------------------------------------------------------------------------
     def fit(self, obs: Observations) -> JudgeFit:
+        if obs.judges == 1 and len(self.delta) > 1:
+            # One judge cannot tell a hard question from an easy one: only its rates over the
+            # quiz are identified, and they are all the posterior needs. One level is the same
+            # model's answer at a tenth of the work.
+            one = DifficultyJudges(
+                wrong_share=self.m0,
+                strength=self.strength,
+                levels=(float(np.mean(self.delta)),),
+                profiles=self.profiles,
+                attractor=self.attractor,
+                max_iter=self.max_iter,
+                tol=self.tol,
+                answer_tol=self.answer_tol,
+                draws=self.draws,
+                seed=self.seed,
+            )
+            return one.fit(obs)
         d = self._setup(obs)
         L = len(self.delta)
         priors = self._judge_priors(obs, np.full(L, 1.0 / L))
@@ -404,7 +421,10 @@ class DifficultyJudges:
             a_post = self.strength * self.m0
             b_post = self.strength * (1 - self.m0)
         lo, hi = _beta_interval(a_post, b_post)
-        share = WrongShare(float(pi), (lo, hi), self.m0, self.strength, identified)
+        # the share the fit expects: the mean P(key wrong) (π itself when identified; with the
+        # default standing, π is set so that this mean is the default)
+        expected = float(p_wrong.mean()) if d.nq else float(pi)
+        share = WrongShare(expected, (lo, hi), self.m0, self.strength, identified)
         judges = self._judge_rates(d, obs, omega, theta, alpha, gamma, priors)
         interval = self._intervals(d, params, a_post, b_post, priors, obs)
         return JudgeFit(
@@ -471,8 +491,11 @@ class DifficultyJudges:
         if pr.free_pi:  # the default was set aside: the quiz's own share, barely shrunk
             pi = (wrong + _SET_ASIDE * self.m0) / (nq + _SET_ASIDE)
             pi = float(np.clip(pi, 1e-4, 0.9))
-        else:  # not identified by the verdicts: the default stands (see the module's note)
-            pi = self.m0
+        else:
+            # not identified by the verdicts: the default stands (see the module's note) as the
+            # expected share of wrong keys — π is set so that the mean P(key wrong) over the
+            # quiz is the default, and the verdicts only say which keys those are likely to be
+            pi = float(np.clip(pi * self.m0 / max(wrong / nq, 1e-9), 1e-5, 0.5))
         omega = r_l.sum(axis=0) + _OMEGA_PSEUDO
         omega = omega / omega.sum()
         pr.omega_now = omega

@@ -36,12 +36,14 @@ from quiztui.core.assertions import decompose
 from quiztui.core.bayes import JudgeAccuracy, panel_posterior
 from quiztui.core.calibration import Confusion, JudgeProfile
 from quiztui.core.figures import PANEL_FIT
+from quiztui.core.judges import Profile
 from quiztui.core.panel_fit import StructuredFit, structured_fit
 from quiztui.core.prior import HIGHEST, LOWEST
 from quiztui.core.quiz import Question, Quiz
 from quiztui.pipeline.events import RunFinished, RunSummary, VetEvent
 from quiztui.pipeline.lifecycle import Emit, RunLifecycle, RunTable
 from quiztui.pipeline.prompts import PromptTemplate
+from quiztui.pipeline.scoring import known_profile
 from quiztui.pipeline.vet import VetRun, VetSettings
 from quiztui.providers.base import Provider
 from quiztui.store import Store
@@ -157,7 +159,12 @@ class PanelRun:
                 yield item
         runs = [summaries[i] for i in range(len(self.providers))]
         summary = aggregate(
-            self.quiz, runs, self.prior, model=self.model, prior_auto=self.prior_auto
+            self.quiz,
+            runs,
+            self.prior,
+            model=self.model,
+            prior_auto=self.prior_auto,
+            profiles=[known_profile(p) for p in self.providers],
         )
         if not self.save_profiles:
             yield PanelFinished(summary)
@@ -267,6 +274,7 @@ def aggregate(
     *,
     model: str = "difficulty",
     prior_auto: bool = False,
+    profiles: Sequence[Profile | None] | None = None,
 ) -> PanelSummary:
     """The judges' rates, κ and panel posteriors from the members' finished runs.
 
@@ -275,7 +283,8 @@ def aggregate(
     wrong keys the judges' agreement cannot move. ``"structured"`` and ``"dawid-skene"`` are
     the independent-judge fits; a structured fit that is not usable (not converged, label
     switching, a judge with no information) is reported with its problems and the posteriors
-    fall back to the uncalibrated rates."""
+    fall back to the uncalibrated rates. ``profiles``: per member, its known rates (a
+    SIMULATED judge's set rates, ``pipeline.scoring.known_profile``) for the difficulty model."""
     if model not in ("difficulty", "structured", "dawid-skene"):
         raise ValueError(f"unknown panel model {model!r}")
     uids = [a.uid for a in decompose(quiz)]
@@ -287,7 +296,7 @@ def aggregate(
                 if v is not None:
                     labels[index[f"{qs.question_id}#{opt}"], j] = 1.0 if v else 0.0
     if model == "difficulty":
-        return _difficulty(quiz, runs, labels, index)
+        return _difficulty(quiz, runs, labels, index, profiles)
     ds = dawid_skene_binary(labels)
     fit = _structured(quiz, labels, index) if model == "structured" else None
     tprs = ds.tpr if fit is None else fit.tpr
@@ -372,7 +381,11 @@ def _agreement(
 
 
 def _difficulty(
-    quiz: Quiz, runs: Sequence[RunSummary], labels: np.ndarray, index: dict[str, int]
+    quiz: Quiz,
+    runs: Sequence[RunSummary],
+    labels: np.ndarray,
+    index: dict[str, int],
+    profiles: Sequence[Profile | None] | None = None,
 ) -> PanelSummary:
     """The panel scored through the judge-behaviour model (core/judges.py). A member run in
     question mode names one option per question: it is a pick judge."""
@@ -385,7 +398,7 @@ def _difficulty(
     obs = Observations.of(
         cube, [q.key for q in quiz.questions], [q.n for q in quiz.questions], modes
     )
-    fit = DifficultyJudges().fit(obs)
+    fit = DifficultyJudges(profiles=profiles).fit(obs)
     estimates = tuple(
         JudgeEstimate(
             label=run.judge_label,

@@ -10,9 +10,23 @@ from quiztui.core.bayes import (
     confidence_interval,
     question_posterior,
 )
+from quiztui.core.judges import Profile
 from quiztui.core.kscore import Badge, badge, k_score
 from quiztui.core.quiz import Question
 from quiztui.pipeline.events import QuestionScored
+
+
+def known_profile(provider: object) -> Profile | None:
+    """A SIMULATED judge's rates are set, not estimated: known exactly, they score as a measured
+    profile would (worth 1,000 true and 3,000 false assertions). None for any other judge."""
+    if not getattr(provider, "simulated", False):
+        return None
+    tpr, tnr = getattr(provider, "tpr", None), getattr(provider, "tnr", None)
+    if not isinstance(tpr, float | int) or not isinstance(tnr, float | int):
+        return None
+    return Profile(
+        round(1000 * tpr), round(1000 * (1 - tpr)), round(3000 * tnr), round(3000 * (1 - tnr))
+    )
 
 
 def score_question(

@@ -28,6 +28,7 @@ from quiztui.pipeline.events import RunFinished, VetEvent
 from quiztui.pipeline.judging import AssertionState, Judging
 from quiztui.pipeline.lifecycle import CANCELLED, Emit, RunLifecycle
 from quiztui.pipeline.prompts import PromptTemplate
+from quiztui.pipeline.scoring import known_profile
 from quiztui.pipeline.summary import summary_from_dict, summary_to_dict
 from quiztui.providers.base import Provider
 from quiztui.store import Store
@@ -273,16 +274,9 @@ class VetRun:
         judged = [(v, k) for v, k in questions if any(x is not None for x in v)]
         counts = self.accuracy.counts if self.accuracy.calibrated else None
         profile = None if counts is None else Profile(*(int(c) for c in counts))
-        known = getattr(self.provider, "simulated", False) and profile is None
+        known = profile is None and known_profile(self.provider) is not None
         if known:  # a simulated judge's rates are set, not estimated: they are known exactly
-            tpr = float(getattr(self.provider, "tpr", self.accuracy.tpr))
-            tnr = float(getattr(self.provider, "tnr", self.accuracy.tnr))
-            profile = Profile(
-                round(1000 * tpr),
-                round(1000 * (1 - tpr)),
-                round(3000 * tnr),
-                round(3000 * (1 - tnr)),
-            )
+            profile = known_profile(self.provider)
         ids = [
             q.id
             for q, (v, _) in zip(self.quiz.questions, questions, strict=True)
