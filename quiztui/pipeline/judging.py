@@ -46,7 +46,7 @@ from quiztui.pipeline.events import (
     VetEvent,
 )
 from quiztui.pipeline.lifecycle import FAILED, FINISHED, STOPPED, Emit
-from quiztui.pipeline.scoring import score_question
+from quiztui.pipeline.scoring import ModelScore, score_question
 from quiztui.providers.base import (
     ChatRequest,
     LogprobsRejected,
@@ -203,9 +203,7 @@ class Judging:
         self.prior_label: str | None = None  # prior = "auto": the estimate the end scored with
         # prior = "auto": per question, the judge model's (confidence, suggested option, its
         # probability, interval) at the end (core/judges via VetRun._judge_model)
-        self.model_scores: dict[
-            str, tuple[float, int | None, float | None, tuple[float, float]]
-        ] = {}
+        self.model_scores: dict[str, ModelScore] = {}
         self.final_scores: dict[str, QuestionScored] = {}
         self.last_failure: str | None = None  # the error of the last batch that failed
 
@@ -507,19 +505,15 @@ class Judging:
                 pending += 1
         prior = self.settings.prior
         scored = score_question(
-            q, verdicts, self.run.accuracy, prior=prior, unjudged=unjudged, pending=pending
+            q,
+            verdicts,
+            self.run.accuracy,
+            prior=prior,
+            unjudged=unjudged,
+            pending=pending,
+            model=self.model_scores.get(question_id),
         )
         graded = graded_key_score(p_true, q.key, prior)
-        model = self.model_scores.get(question_id)
-        if model is not None and not pending:
-            confidence, suggested, suggested_p, interval = model
-            scored = replace(
-                scored,
-                confidence=confidence,
-                suggested_option=suggested,
-                suggested_p=suggested_p,
-                interval=interval,
-            )
         return scored if graded is None else replace(scored, graded=graded)
 
     def spent(self) -> float | None:

@@ -15,6 +15,8 @@ from quiztui.core.kscore import Badge, badge, k_score
 from quiztui.core.quiz import Question
 from quiztui.pipeline.events import QuestionScored
 
+ModelScore = tuple[float, int | None, float | None, tuple[float, float]]
+
 
 def known_profile(provider: object) -> Profile | None:
     """A SIMULATED judge's rates are set, not estimated: known exactly, they score as a measured
@@ -37,10 +39,26 @@ def score_question(
     prior: float = DEFAULT_PRIOR,
     unjudged: int = 0,
     pending: int = 0,
+    model: ModelScore | None = None,
 ) -> QuestionScored:
-    """``verdicts`` per option (None: no verdict); ``unjudged`` gave up, ``pending`` still asked."""
+    """``verdicts`` per option (None: no verdict); ``unjudged`` gave up, ``pending`` still asked.
+    ``model``: the judge model's (confidence, suggested option, its probability, interval) for
+    this question (core/judges at a run's end), which replaces the independent posterior."""
     keyed = [i == question.key for i in range(question.n)]
     k = k_score(keyed, verdicts)
+    if model is not None and not pending:
+        confidence, suggested, suggested_p, interval = model
+        return QuestionScored(
+            question_id=question.id,
+            k=k,
+            n=question.n,
+            judged=sum(v is not None for v in verdicts),
+            badge=badge(question.n, k, unjudged),
+            confidence=confidence,
+            suggested_option=suggested,
+            suggested_p=suggested_p,
+            interval=interval,
+        )
     post = question_posterior(verdicts, question.key, accuracy, prior)
     return QuestionScored(
         question_id=question.id,
