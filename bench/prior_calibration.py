@@ -12,7 +12,10 @@ the quiz's true share of correct keys are printed beside it. The last column, "a
 the judge's TPR/TNR together with X from each quiz (``core.prior.fit_prior_and_rates``, the
 profile counting as ``--weight`` pseudo-assertions per rate): what a wrong profile costs when the
 quiz may correct it: ``prior = "auto"`` (the default) scores with the profile's rates,
-``prior = "auto+rates"`` with the fitted ones (weight 20, as here).
+``prior = "auto+rates"`` with the fitted ones (weight 20, as here). The column "judges" is
+what ``prior = "auto"`` scores with since issue 26 (``core.judges.DifficultyJudges`` with the
+profile as measured on 200 gold questions: the 2 % default share is set aside only on decisive
+evidence).
 
     .venv/bin/python bench/prior_calibration.py                  # the table quoted in README
     .venv/bin/python bench/prior_calibration.py --quizzes 50     # quicker
@@ -30,6 +33,7 @@ from quiztui.core.bayes import (
     expected_calibration_error,
     question_posterior,
 )
+from quiztui.core.judges import DifficultyJudges, Observations, Profile
 from quiztui.core.prior import estimate_prior, fit_prior_and_rates
 
 OPTIONS = 4
@@ -72,7 +76,7 @@ def main() -> None:
     )
     print(
         f"{'wrong keys':>10}  {'profile':>7}  {'ECE fixed':>9}  {'ECE auto':>8}"
-        f"  {'auto mean':>9}  {'interval covers':>15}  {'ECE auto+rates':>14}"
+        f"  {'auto mean':>9}  {'interval covers':>15}  {'ECE auto+rates':>14}  {'ECE judges':>10}"
     )
     for rate in RATES:
         rng = random.Random(f"{args.seed}-{rate}")
@@ -84,10 +88,17 @@ def main() -> None:
             fixed: list[float] = []
             auto: list[float] = []
             joint: list[float] = []
+            model: list[float] = []
             outcomes: list[bool] = []
             estimates: list[float] = []
             covered = 0
+            tp = round(200 * acc.tpr)
+            tn = round(600 * acc.tnr)
+            profile = Profile(tp, 200 - tp, tn, 600 - tn)
             for quiz in quizzes:
+                obs = Observations.build([[v] for v, _, _ in quiz], [k for _, k, _ in quiz])
+                fit = DifficultyJudges(profiles=[profile], draws=0).fit(obs)
+                model.extend(1.0 - fit.p_key_wrong)
                 est = estimate_prior([(v, k) for v, k, _ in quiz], acc)
                 estimates.append(est.value)
                 both = fit_prior_and_rates([(v, k) for v, k, _ in quiz], acc, weight=args.weight)
@@ -105,6 +116,7 @@ def main() -> None:
                 f"  {expected_calibration_error(auto, outcomes):>8.3f}"
                 f"  {statistics.fmean(estimates):>9.3f}  {covered / len(quizzes):>15.0%}"
                 f"  {expected_calibration_error(joint, outcomes):>14.3f}"
+                f"  {expected_calibration_error(model, outcomes):>10.3f}"
             )
 
 
