@@ -346,7 +346,12 @@ def test_vet_without_a_matching_profile_says_uncalibrated(
     main(["vet", str(quiz_path), "--no-tui", "--format", "json", "--db", str(db)])
     report = json.loads(capsys.readouterr().out)
     assert report["calibration"] == "uncalibrated"  # the profile is for batch size 10, not 20
-    assert report["tpr_ci"] is None and all(q["interval"] is None for q in report["questions"])
+    assert report["tpr_ci"] is None
+    # issue 26: unmeasured rates widen the confidence interval instead of leaving none
+    for q in report["questions"]:
+        lo, hi = q["interval"]
+        assert lo <= q["confidence"] <= hi
+    assert max(hi - lo for lo, hi in (q["interval"] for q in report["questions"])) > 0.1
 
 
 def test_modes_comparison_prints_five_setups_for_the_fake_server(

@@ -169,7 +169,7 @@ async def test_a_vet_run_scores_with_the_estimate_and_a_rejudge_keeps_it(tmp_pat
         # as known, so 30 % wrong keys decisively move the share off its 2 % default
         rows = [verdicts[q.id] for q in quiz.questions]
         obs = Observations.build([[v] for v, _ in rows], [k for _, k in rows])
-        fit = DifficultyJudges(profiles=[Profile(900, 100, 2700, 300)]).fit(obs)
+        fit = DifficultyJudges(profiles=[Profile(900, 100, 2700, 300, exact=True)]).fit(obs)
         assert fit.wrong_share.identified
         assert summary.prior == pytest.approx(1 - fit.wrong_share.value)
         assert abs(summary.prior - 0.7) < 0.12 and summary.prior < 0.9

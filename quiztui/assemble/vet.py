@@ -109,10 +109,11 @@ def vet_runs(
             options["budget"] = None  # one edited question: priced, never stopped
             one = settings
             estimate = made[-1].prior_estimate if made else None
-            if estimate is not None:  # one question cannot estimate a prior: keep the run's
+            if estimate is not None and settings.fit_rates:  # auto+rates: the run's prior
                 one = replace(settings, prior=estimate.value, prior_auto=False, fit_rates=False)
-                if settings.fit_rates:  # and, with auto+rates, the rates it fitted
-                    current = made[-1].accuracy
+                current = made[-1].accuracy  # and the rates it fitted
+            elif estimate is not None:  # one question cannot move the run's share of wrong keys
+                one = replace(settings, wrong_share=min(max(1.0 - estimate.value, 1e-4), 0.5))
             return VetRun(only, provider, store, prompt, one, current, **options).events()
         run = VetRun(
             quiz,

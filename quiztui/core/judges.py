@@ -50,6 +50,8 @@ Mode = Literal["assertion", "pick"]
 DEFAULT_WRONG_SHARE = 0.02  # published audits of a large exam bank: about 2 % of keys wrong
 PRIOR_STRENGTH = 40.0  # the default is worth this many questions
 PROFILE_CAP = 200.0
+CHECK = 0.05  # P(key wrong) from which a key is worth checking and the favoured option is named
+MIN_SET_ASIDE = 30  # questions: fewer cannot set the default share aside
 _DECISIVE = 3.84  # chi-square(1) at p = 0.05
 _SET_ASIDE = 1.0  # questions: the default's weight once the quiz's evidence has set it aside  # verdicts: the most a measured profile counts for on another quiz
 LEVELS = tuple(float(x) for x in np.linspace(-3.0, 6.0, 10))  # difficulty logits δ_ℓ
@@ -160,11 +162,17 @@ class WrongShare:
     default: float
     strength: float
     identified: bool  # the verdicts moved it (else it is the default's)
+    measured: bool = False  # some judge's rates were measured (or known)
 
     @property
     def source(self) -> str:
         if self.identified:
             return f"estimated from the verdicts, prior {self.default:.0%} (published audits)"
+        if self.measured:
+            return (
+                f"default {self.default:.0%} (published audits of exam banks): this quiz does not"
+                f" clearly move it (fewer than {MIN_SET_ASIDE} questions, or too little evidence)"
+            )
         return (
             f"default {self.default:.0%} (published audits of exam banks): the judges' rates are"
             " not measured, so their disagreement cannot tell a wrong key from a wrong judge"
@@ -193,22 +201,29 @@ class JudgeFit:
         return float(1.0 - self.p_key_wrong[q])
 
     def suggested(self, q: int, key: int) -> tuple[int | None, float | None]:
-        """The most likely option when it is not the key, and its probability."""
+        """The option the judges favour over the key, and its probability, when the key is worth
+        checking (P(key wrong) ≥ ``CHECK``); else (None, None). Honest probabilities seldom
+        pass 0.5 — on a real exam ten judges against the key are right 4 times in 10 — so the
+        suggestion is the likeliest other option, not only an option likelier than the key."""
         row = self.posterior[q]
-        best = int(np.argmax(row))
-        if best == key or row[best] <= row[key]:
+        if 1.0 - row[key] < CHECK:
             return None, None
+        others = row.copy()
+        others[key] = -1.0
+        best = int(np.argmax(others))
         return best, float(row[best])
 
 
 @dataclass(frozen=True)
 class Profile:
-    """A measured judge: its counts (tp, fn, tn, fp) on gold questions."""
+    """A measured judge: its counts (tp, fn, tn, fp) on gold questions. ``exact``: the rates are
+    known, not measured elsewhere (a SIMULATED judge's set rates), so they carry over whole."""
 
     tp: int
     fn: int
     tn: int
     fp: int
+    exact: bool = False
 
 
 def _sigmoid(x: FloatArray) -> FloatArray:
@@ -238,6 +253,7 @@ class DifficultyJudges:
         answer_tol: float = 1e-3,
         draws: int = 32,
         seed: int = 0,
+        fixed_share: bool = False,
     ) -> None:
         if not 0.0 < wrong_share < 1.0:
             raise ValueError(f"wrong-key share {wrong_share} outside (0, 1)")
@@ -253,6 +269,8 @@ class DifficultyJudges:
         self.answer_tol = answer_tol
         self.draws = draws
         self.seed = seed
+        # π is ``wrong_share`` as given, neither matched to the quiz nor set aside by it
+        self.fixed_share = fixed_share
 
     # -- the E-step ------------------------------------------------------------------------
     def _setup(self, obs: Observations) -> _Arrays:
@@ -346,6 +364,7 @@ class DifficultyJudges:
                 answer_tol=self.answer_tol,
                 draws=self.draws,
                 seed=self.seed,
+                fixed_share=self.fixed_share,
             )
             return one.fit(obs)
         d = self._setup(obs)
@@ -353,14 +372,16 @@ class DifficultyJudges:
         priors = self._judge_priors(obs, np.full(L, 1.0 / L))
         params, r, loglik, iterations, converged = self._run(d, priors, free_pi=False)
         identified = False
-        if priors.measured.any():
+        if priors.measured.any() and obs.questions >= MIN_SET_ASIDE and not self.fixed_share:
             # A measured judge can identify π, but a profile measured on other questions carries
             # over only so far: the quiz moves π off the default only when its evidence is
-            # clear (a likelihood-ratio test at p < 0.05), else the default stands.
+            # clear (a likelihood-ratio test at p < 0.05), else the default stands. A handful of
+            # questions never does: the default is what is known of real banks.
             free = self._run(d, priors, free_pi=True)
             if 2.0 * (free[2] - loglik) > _DECISIVE:
                 params, r, loglik, iterations, converged = free
                 identified = True
+        priors.free_pi = identified  # the run kept: what the intervals are drawn about
         return self._result(d, obs, priors, params, r, loglik, iterations, converged, identified)
 
     def _run(
@@ -423,8 +444,10 @@ class DifficultyJudges:
         lo, hi = _beta_interval(a_post, b_post)
         # the share the fit expects: the mean P(key wrong) (π itself when identified; with the
         # default standing, π is set so that this mean is the default)
-        expected = float(p_wrong.mean()) if d.nq else float(pi)
-        share = WrongShare(expected, (lo, hi), self.m0, self.strength, identified)
+        expected = float(p_wrong.mean()) if d.nq and not self.fixed_share else float(pi)
+        share = WrongShare(
+            expected, (lo, hi), self.m0, self.strength, identified, bool(priors.measured.any())
+        )
         judges = self._judge_rates(d, obs, omega, theta, alpha, gamma, priors)
         interval = self._intervals(d, params, a_post, b_post, priors, obs)
         return JudgeFit(
@@ -477,7 +500,9 @@ class DifficultyJudges:
                 # a profile measured on other questions carries over with at most this weight:
                 # a judge's accuracy moves from one subject to the next by more than its
                 # binomial error (on a real exam, 0.78 on one half and 0.80 on the other)
-                weights[j] = (min(pos, PROFILE_CAP), min(neg, PROFILE_CAP * 3))
+                weights[j] = (
+                    (pos, neg) if prof.exact else (min(pos, PROFILE_CAP), min(neg, PROFILE_CAP * 3))
+                )
         return _JudgePriors(mean, sd, measured, targets, weights)
 
     def _m_step(
@@ -491,6 +516,8 @@ class DifficultyJudges:
         if pr.free_pi:  # the default was set aside: the quiz's own share, barely shrunk
             pi = (wrong + _SET_ASIDE * self.m0) / (nq + _SET_ASIDE)
             pi = float(np.clip(pi, 1e-4, 0.9))
+        elif self.fixed_share:  # the caller's share, as it is (a re-judged edit: its run's)
+            pi = self.m0
         else:
             # not identified by the verdicts: the default stands (see the module's note) as the
             # expected share of wrong keys — π is set so that the mean P(key wrong) over the
@@ -616,8 +643,11 @@ class DifficultyJudges:
                 sd[j] = 1.0 / np.sqrt(n * p * (1 - p))
             elif obs.judges >= 3:
                 sd[j] = 0.25
+        # with the default standing, π was set so the quiz's mean P(key wrong) is the default:
+        # each drawn share is scaled the same way, so the interval is about the point
+        scale = 1.0 if pr.free_pi or self.fixed_share else pi / (a_post / (a_post + b_post))
         for k in range(draws):
-            pi_k = float(rng.beta(a_post, b_post))
+            pi_k = float(np.clip(rng.beta(a_post, b_post) * scale, 1e-6, 0.9))
             th = theta + rng.normal(0, sd)
             al = alpha + rng.normal(0, sd)
             ga = gamma + rng.normal(0, sd)

@@ -27,7 +27,11 @@ def known_profile(provider: object) -> Profile | None:
     if not isinstance(tpr, float | int) or not isinstance(tnr, float | int):
         return None
     return Profile(
-        round(1000 * tpr), round(1000 * (1 - tpr)), round(3000 * tnr), round(3000 * (1 - tnr))
+        round(1000 * tpr),
+        round(1000 * (1 - tpr)),
+        round(3000 * tnr),
+        round(3000 * (1 - tnr)),
+        exact=True,
     )
 
 

@@ -46,6 +46,9 @@ class VetSettings:
     max_reasks: int = 2
     prior: float = 0.95  # fixed; with prior_auto, the default the estimate leans on
     prior_auto: bool = False  # prior = "auto": estimated from the run's verdicts at its end
+    # prior = "auto": the share of wrong keys the judge model starts from (None: its published
+    # default); a re-judged edit takes its run's, which one question cannot move
+    wrong_share: float | None = None
     fit_rates: bool = False  # prior = "auto+rates": the judge's TPR/TNR fitted from them too
     temperature: float = 0.0
     max_tokens: int | None = None
@@ -273,7 +276,10 @@ class VetRun:
 
         judged = [(v, k) for v, k in questions if any(x is not None for x in v)]
         counts = self.accuracy.counts if self.accuracy.calibrated else None
-        profile = None if counts is None else Profile(*(int(c) for c in counts))
+        profile = None
+        if counts is not None:
+            tp, fn, tn, fp = (int(c) for c in counts)
+            profile = Profile(tp, fn, tn, fp)
         known = profile is None and known_profile(self.provider) is not None
         if known:  # a simulated judge's rates are set, not estimated: they are known exactly
             profile = known_profile(self.provider)
@@ -289,7 +295,13 @@ class VetRun:
             [k for _, k in judged],
             ["pick" if self.question_mode else "assertion"],
         )
-        fit = DifficultyJudges(profiles=[profile]).fit(obs)
+        share_default = self.settings.wrong_share
+        model = (
+            DifficultyJudges(profiles=[profile])
+            if share_default is None
+            else DifficultyJudges(wrong_share=share_default, profiles=[profile], fixed_share=True)
+        )
+        fit = model.fit(obs)
         judging.model_scores = {
             qid: (
                 fit.confidence(i),

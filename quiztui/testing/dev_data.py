@@ -2,7 +2,8 @@
 questions with the annotators' labels and the recorded answers of 10 LLMs; its SOURCE.txt).
 
 Found through ``QUIZTUI_DEV_DATA`` (a folder holding ``mmlu_redux_helm_dev``), else
-``/work/shared/data``, else ``../shared/data`` beside the checkout; None when absent, so tests
+``../shared/data`` beside the working directory (the checkout) or one of its parents; None when
+absent, so tests
 skip cleanly. Nothing here copies the data into the repository: :func:`write_dev_quiz` writes a
 quiz into a folder the caller gives (a temporary one).
 """
@@ -23,8 +24,9 @@ def dev_data_dir() -> Path | None:
     roots = []
     if env := os.environ.get("QUIZTUI_DEV_DATA"):
         roots.append(Path(env))
-    roots.append(Path("/work/shared/data"))
-    roots.append(Path(__file__).resolve().parents[2].parent / "shared" / "data")
+    # ../shared/data beside the checkout the tests and benches run from (or beside a parent)
+    here = Path.cwd().resolve()
+    roots.extend(up / "shared" / "data" for up in (here, *here.parents))
     for root in roots:
         folder = root / DEV_SET
         if (folder / "labels").is_dir() and (folder / "answers").is_dir():

@@ -28,18 +28,15 @@ ENV = "QUIZTUI_REAL_EXAM"
 
 
 def default_path() -> Path | None:
-    """``$QUIZTUI_REAL_EXAM``, else ``../shared/data/mmlu_redux_helm_dev`` beside the checkout
-    (or beside its parent, for a worktree); None when absent."""
+    """``$QUIZTUI_REAL_EXAM``, else the dev half beside the checkout
+    (:func:`quiztui.testing.dev_data.dev_data_dir`); None when absent."""
+    from quiztui.testing.dev_data import dev_data_dir
+
     env = os.environ.get(ENV)
     if env:
         p = Path(env)
         return p if p.is_dir() else None
-    here = Path(__file__).resolve()
-    for up in here.parents:
-        cand = up / "shared" / "data" / "mmlu_redux_helm_dev"
-        if cand.is_dir():
-            return cand
-    return None
+    return dev_data_dir()
 
 
 def _norm(text: str) -> str:
