@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import json
 import re
 import sys
 from pathlib import Path
@@ -26,6 +25,7 @@ from quiztui.config import Config
 from quiztui.core.lint import FAIL_ON as LINT_FAIL_ON
 from quiztui.core.quiz import Quiz
 from quiztui.errors import ConfigError
+from quiztui.report import json_text
 from quiztui.report.writers import RAW_CSV_HELP, md_cell, write_report
 
 FORMATS = ("text", "md", "json", "csv")
@@ -217,7 +217,7 @@ def report_json(report: Any, quiz: Quiz, fail_on: str) -> str:
             for c in CODES.values()
         },
     }
-    return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+    return json_text.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
 
 def report_csv(report: Any, quiz: Quiz, fail_on: str) -> str:

@@ -15,7 +15,6 @@ Unknown ids and runs of different quiz versions are ``QuiztuiError`` (exit 2).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -29,6 +28,7 @@ from quiztui.core.compare import Comparison
 from quiztui.core.figures import is_partial, run_state_text
 from quiztui.core.terminal import RAW_CSV_HELP
 from quiztui.errors import ConfigError, QuiztuiError
+from quiztui.report import json_text
 from quiztui.store.history import KFOLD, KINDS, RUNS_TABLE_KINDS
 from quiztui.store.runs import RunListing
 
@@ -335,7 +335,7 @@ def cmd_compare(config: Config, run_a: int, run_b: int, *, as_json: bool = False
         if loaded.note:
             print(f"quiztui: {loaded.note}", file=sys.stderr)
     if as_json:
-        print(json.dumps(comparison_dict(result.comparison), indent=2))
+        print(json_text.dumps(comparison_dict(result.comparison), indent=2))
     else:
         sys.stdout.write(comparison_text(result.comparison, result.a.record.quiz_title))
     return 0

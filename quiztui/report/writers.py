@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from quiztui.core.terminal import RAW_CSV_HELP, csv_row, terminal_safe
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import QuestionSummary, RunSummary
 from quiztui.pipeline.summary import summary_to_dict
+from quiztui.report import json_text
 from quiztui.report.extras import NO_EXTRAS, ReportExtras
 from quiztui.report.html import to_html
 from quiztui.report.junit import to_junit
@@ -73,7 +73,7 @@ def to_json(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
         data["lint"] = extras.lint.to_dict()
     if extras.decisions:
         data["review"] = _review_list(summary, extras)
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return json_text.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def _review_list(summary: RunSummary, extras: ReportExtras) -> list[dict[str, object]]:
