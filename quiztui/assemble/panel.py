@@ -64,14 +64,12 @@ async def panel_run(
     the members' providers are closed when the block ends. ``model``: the panel fit,
     "structured" or "dawid-skene"; ``save_profiles``: keep a usable fit's rates as judge
     profiles."""
-    from quiztui.assemble.common import prompt_for
+    from quiztui.assemble.common import probe_judge, prompt_for
     from quiztui.assemble.vet import vet_settings
+    from quiztui.errors import ConfigError
     from quiztui.pipeline.panel import PanelRun
     from quiztui.pipeline.prompts import prompt_for_mode
     from quiztui.providers.factory import build_provider
-
-    from quiztui.assemble.common import probe_judge
-    from quiztui.errors import ConfigError
 
     providers = [build_provider(c, quiz) for c in configs]
     try:
@@ -79,7 +77,9 @@ async def panel_run(
             try:  # a dead server or a model it does not serve: one line, before any request
                 probe_judge(provider)
             except ConfigError as exc:
-                raise ConfigError(f"panel judge {i + 1} ({configs[i].judge.model}): {exc}") from None
+                raise ConfigError(
+                    f"panel judge {i + 1} ({configs[i].judge.model}): {exc}"
+                ) from None
         settings = replace(vet_settings(configs[0]), use_cache=False)
         prompt = prompt_for(prompt_for_mode(settings.mode))
         yield PanelRun(

@@ -194,15 +194,15 @@ def cmd_list(config: Config, args: argparse.Namespace) -> int:
 
 
 def cmd_show(config: Config, run_id: int, fmt: str, *, raw_csv: bool = False) -> int:
-    from quiztui.pipeline.history import load_run
-    from quiztui.report import render_report
+    """What ``quiztui report RUN_ID --format FMT`` prints: one code path (report/stored)."""
+    from quiztui.report.stored import stored_report
     from quiztui.store import Store
 
     with Store(config.db_path()) as store:
-        loaded = load_run(store, run_id)
-    if loaded.note:
-        print(f"quiztui: {loaded.note}", file=sys.stderr)
-    sys.stdout.write(render_report(loaded.summary, fmt, raw_csv=raw_csv))
+        report = stored_report(config, store, run_id, fmt, raw_csv=raw_csv)
+    for note in report.notes:
+        print(f"quiztui: {note}", file=sys.stderr)
+    sys.stdout.write(report.text)
     return 0
 
 

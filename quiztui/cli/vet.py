@@ -220,6 +220,7 @@ def build_vet_app(
         ),
         runs=StoreHistory(config.db_path()),
         decisions=StoreDecisionBook(store),
+        report=lambda run_id, fmt: _stored_report(config, store, run_id, fmt),
     )
     # A paid judge waits for r, its estimate in the header; a simulated one starts at once.
     autorun = runs.provider.simulated or autostart or config.ui.autostart
@@ -244,6 +245,16 @@ def build_vet_app(
         flush_interval=config.ui.flush_interval,
         keymap=config.keys.keymap(),
     )
+
+
+def _stored_report(
+    config: Config, store: Any, run_id: int, fmt: str
+) -> tuple[str, tuple[str, ...]]:
+    """The TUI export's report: the one ``quiztui report RUN_ID`` writes."""
+    from quiztui.report.stored import stored_report
+
+    report = stored_report(config, store, run_id, fmt)
+    return report.text, report.notes
 
 
 def cmd_vet(config: Config, args: argparse.Namespace) -> int:

@@ -332,6 +332,7 @@ class QuiztuiApp(App[None]):
 
     def export_report(self, fmt: str) -> None:
         """Write the finished vet run's report (md, json, csv, html) beside the quiz file."""
+        from quiztui.errors import QuiztuiError
         from quiztui.report.extras import ReportExtras
         from quiztui.report.writers import render_report, spreadsheet_safe
 
@@ -340,7 +341,15 @@ class QuiztuiApp(App[None]):
         if summary is None:
             self.notify("No finished run to export yet (r starts one)", timeout=5)
             return
-        text = render_report(summary, fmt, ReportExtras(vet.quiz.unjudged, vet.lint_report))
+        notes: tuple[str, ...] = ()
+        if self.services.report is not None:  # the report `quiztui report N` writes
+            try:
+                text, notes = self.services.report(summary.run_id, fmt)
+            except QuiztuiError as exc:
+                self.notify(str(exc), title="Not exported", severity="error", markup=False)
+                return
+        else:
+            text = render_report(summary, fmt, ReportExtras(vet.quiz.unjudged, vet.lint_report))
         if fmt == "csv":
             text = spreadsheet_safe(text)
         source = Path(vet.quiz.source_path) if vet.quiz.source_path else Path.cwd() / "quiz"
@@ -350,7 +359,8 @@ class QuiztuiApp(App[None]):
         except OSError as exc:
             self.notify(f"{path}: {exc.strerror or exc}", title="Not exported", severity="error")
             return
-        self.notify(f"Report written to {path}", title="Exported", markup=False, timeout=8)
+        shown = "\n".join((f"Report written to {path}", *notes))
+        self.notify(shown, title="Exported", markup=False, timeout=8)
 
     def on_fragility_measured(self, message: FragilityMeasured) -> None:
         self.vet_screen.set_fragility(message.flags)

@@ -106,6 +106,9 @@ class AppServices:
     estimate: Callable[[], Estimate | None] | None = None
     # The review desk's decisions (accept / fix / rewrite / drop); None: nowhere to keep them.
     decisions: DecisionBook | None = None
+    # A stored run's report, (run id, format) → (text, notes): what `quiztui report N` prints
+    # (report/stored.stored_report); None: the export renders the screen's own summary.
+    report: Callable[[int, str], tuple[str, tuple[str, ...]]] | None = None
 
 
 __all__ = [
