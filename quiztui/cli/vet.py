@@ -106,8 +106,11 @@ def exit_code(badges: Sequence[Badge], fail_on: str) -> int:
     return 1 if worst >= threshold else 0
 
 
-async def headless(start_run: StartRun, progress: Progress) -> RunSummary | None:
-    """Drive one run to its end, drawing progress; the run's summary."""
+async def headless(
+    start_run: StartRun, progress: Progress, started: list[int] | None = None
+) -> RunSummary | None:
+    """Drive one run to its end, drawing progress; the run's summary. ``started`` gets the run's
+    id as it starts (for the ``--resume RUN_ID`` an interrupt prints)."""
     from quiztui.pipeline.events import (
         ProviderBatchStatus,
         RunFinished,
@@ -123,6 +126,8 @@ async def headless(start_run: StartRun, progress: Progress) -> RunSummary | None
         elif isinstance(event, ProviderBatchStatus):
             batch_lines(event)
         elif isinstance(event, RunStarted):
+            if started is not None:
+                started.append(event.run_id)
             cli_estimate.print_started(event, progress.stream)
         elif isinstance(event, RunFinished):
             summary = event.summary
@@ -138,6 +143,25 @@ async def headless(start_run: StartRun, progress: Progress) -> RunSummary | None
                 estimated=summary.tokens_estimated,
             )
     return summary
+
+
+def resume_hint(run_id: int) -> str:
+    """The exact command that continues run ``run_id`` (its own quiz file, headless)."""
+    return f"quiztui vet --resume {run_id} --no-tui"
+
+
+def print_interrupted(run_id: int | None) -> None:
+    """Ctrl+C in a headless run: what is kept, and the exact command that continues it."""
+    if sys.stderr.isatty():
+        print(file=sys.stderr)  # off the progress line
+    if run_id is None:
+        print("quiztui: interrupted before the run started; nothing to resume", file=sys.stderr)
+        return
+    print(
+        f"quiztui: interrupted; run {run_id}'s verdicts so far are saved. Continue it with:"
+        f" {resume_hint(run_id)}",
+        file=sys.stderr,
+    )
 
 
 def prior_label(runs: VetRuns) -> str | None:
@@ -280,7 +304,7 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
                 print(f"quiztui: {note}", file=sys.stderr)
         runs = vet_runs(config, quiz, store, args.resume, getattr(args, "batch_api", False))
         if not args.no_tui:
-            build_vet_app(
+            app = build_vet_app(
                 config,
                 store,
                 quiz,
@@ -288,7 +312,14 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
                 autostart=args.autostart,
                 resume=args.resume,
                 batch_api=getattr(args, "batch_api", False),
-            ).run()
+            )
+            app.run()
+            if app.interrupted_run is not None:  # quit mid-run: the terminal is back, say how
+                print(
+                    f"quiztui: run {app.interrupted_run} stopped before its end; its verdicts so"
+                    f" far are saved. Continue it with: quiztui vet --resume {app.interrupted_run}",
+                    file=sys.stderr,
+                )
             return 0
         if runs.provider.simulated:
             print(f"quiztui: judging with the {runs.provider.label}", file=sys.stderr)
@@ -296,7 +327,12 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
         # so nothing is left to compute after the last verdict but the report itself.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="quiztui-lint") as pool:
             lint = pool.submit(lint_report, config, quiz)
-            summary = asyncio.run(headless(runs.start_run, Progress(sys.stderr)))
+            started: list[int] = []
+            try:
+                summary = asyncio.run(headless(runs.start_run, Progress(sys.stderr), started))
+            except KeyboardInterrupt:
+                print_interrupted(started[-1] if started else None)
+                return 130
             assert summary is not None
             if (prior := runs.prior_estimate()) is not None:
                 print(f"quiztui: run {summary.run_id}: prior {prior.label}", file=sys.stderr)
