@@ -128,3 +128,52 @@ async def test_quitting_the_tui_mid_run_names_the_run_to_resume(tmp_path: Path) 
         assert app.interrupted_run == started.run_id
     finally:
         store.close()
+
+
+async def test_nothing_promises_cache_hits_for_the_simulated_judge(tmp_path: Path) -> None:
+    # The simulated judge answers from the quiz's own key, which an edit changes: its verdicts
+    # are never cached, so no message counts cache hits for it (today: "0 verdict(s) from the
+    # cache" after every re-judge).
+    import asyncio
+
+    from quiztui.assemble.vet import vet_runs
+    from quiztui.cli.vet import build_vet_app
+    from quiztui.config import load_config
+    from quiztui.formats import load_quiz
+    from quiztui.store import Store
+    from quiztui.tui.screens.edit import Edit
+
+    config = load_config()
+    config = config.model_copy(
+        update={"judge": config.judge.model_copy(update={"provider": "simulated"})}
+    )
+
+    def open_app():  # type: ignore[no-untyped-def]
+        store = Store(config.db_path())
+        quiz = load_quiz(PLANTED)
+        return build_vet_app(config, store, quiz, vet_runs(config, quiz, store, None)), store
+
+    app, store = await asyncio.to_thread(open_app)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = app.vet_screen
+            await wait_until(pilot, lambda: screen.state.summary is not None, what="the run")
+            first = screen.quiz.questions[0]
+            # the editor's result, as the edit dialog returns it: the same question, key B
+            screen._edited(first.id, Edit(first.text, first.options, 1))
+
+            def said() -> str:
+                return " ".join(n.message for n in app._notifications)
+
+            await wait_until(pilot, lambda: "re-judged" in said(), what="the re-judge toast")
+            assert "cache" not in said()
+    finally:
+        store.close()
+    assert "the simulated judge is never cached" in " ".join(
+        subprocess.run(
+            [sys.executable, "-m", "quiztui", "vet", "--help"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout.split()
+    )

@@ -73,7 +73,12 @@ def register(sub: Any, parents: Parents) -> None:
         help="continue a stopped run",
     )
     vet.add_argument("--seed", action=Number, key="vet.seed", help="shuffle seed")
-    vet.add_argument("--no-cache", action="store_true", help="ignore cached verdicts")
+    vet.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="ignore cached verdicts (a real judge's: the simulated judge is never cached, it"
+        " answers from the quiz's own key)",
+    )
     vet.add_argument(
         "--prior",
         metavar="auto|auto+rates|X",

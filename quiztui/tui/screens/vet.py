@@ -760,9 +760,12 @@ class VetScreen(LiveRunScreen):
         usage = self._rejudge_usage
         requests = usage.requests if usage is not None else 0
         badge = QuestionsTable.badge_of(record)
+        # The simulated judge is never cached (it answers from the key an edit changes): no
+        # count of cache hits that could only ever be 0.
+        cached = "" if self.simulated else f", {self._rejudge_cached} verdict(s) from the cache"
         self.notify(
-            f"Question {record.number} re-judged: {badge} · {requests} request(s),"
-            f" {self._rejudge_cached} verdict(s) from the cache · ctrl+s writes the file",
+            f"Question {record.number} re-judged: {badge} · {requests} request(s){cached}"
+            " · ctrl+s writes the file",
             title="Re-judged",
             markup=False,
             timeout=8,
