@@ -150,6 +150,14 @@ async def headless(
     return summary
 
 
+def simulated_state(provider: Any, quiz: Quiz) -> str:
+    """What the SIMULATED judge is and is not, and the one step to a real one (core/figures)."""
+    from quiztui.core.figures import QUIZ_KEY, simulated_note
+
+    name = Path(quiz.source_path).name if quiz.source_path else "QUIZ"
+    return simulated_note(getattr(provider, "truth_source", QUIZ_KEY), name)
+
+
 def resume_hint(run_id: int) -> str:
     """The exact command that continues run ``run_id`` (its own quiz file, headless)."""
     return f"quiztui vet --resume {run_id} --no-tui"
@@ -250,6 +258,7 @@ def build_vet_app(
         runs=StoreHistory(config.db_path()),
         decisions=StoreDecisionBook(store),
         report=lambda run_id, fmt: _stored_report(config, store, run_id, fmt),
+        simulated_note=simulated_state(runs.provider, quiz) if runs.provider.simulated else "",
     )
     # A paid judge waits for r, its estimate in the header; a simulated one starts at once.
     autorun = runs.provider.simulated or autostart or config.ui.autostart
@@ -328,6 +337,7 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
             return 0
         if runs.provider.simulated:
             print(f"quiztui: judging with the {runs.provider.label}", file=sys.stderr)
+            print(f"quiztui: {simulated_state(runs.provider, quiz)}", file=sys.stderr)
         # The report's lint needs no model: it runs in a thread while the judge is waited on,
         # so nothing is left to compute after the last verdict but the report itself.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="quiztui-lint") as pool:

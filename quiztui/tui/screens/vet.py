@@ -129,6 +129,7 @@ class VetScreen(LiveRunScreen):
         self.start_run = services.start_run
         self.judge_label = services.judge_label
         self.simulated = services.simulated
+        self.simulated_note = services.simulated_note
         self.calibration = services.calibration
         self.prior_label = services.prior  # prior = "auto": the estimate, once a run has ended
         self.autorun = autorun
@@ -176,6 +177,9 @@ class VetScreen(LiveRunScreen):
             self._notify_skipped()
         self.questions_table.focus()
         self.start_flush_timer()
+        if self.simulated_note:  # said once, long enough to read; the header keeps it (tooltip)
+            self.query_one(RunHeader).tooltip = self.simulated_note
+            self.notify(self.simulated_note, title="SIMULATED judge", markup=False, timeout=20)
         if self.autorun:
             self.action_start_run()
         elif not self.simulated:  # a paid judge: nothing is sent before r
