@@ -107,6 +107,20 @@ def run_state_text(status: str, not_run: int) -> str:
     return f"{INCOMPLETE}{why} · not run: {not_run} · {PARTIAL_SCORES}"
 
 
+COST_UNKNOWN = "unknown (no price in [cost])"
+
+
+def cost_text(cost: float | None, simulated: bool = False) -> str:
+    """What a run cost, the same in the TUI header, its Usage tab, the reports and ``quiztui
+    runs``: ``$0.00`` for the simulated judge (free, whatever price is configured), dollars with
+    enough decimals for a small amount (``$0.0042``), or ``unknown (no price in [cost])``."""
+    from quiztui.core.estimate import usd
+
+    if simulated:
+        return usd(0.0)
+    return COST_UNKNOWN if cost is None else usd(cost)
+
+
 TRUTH_FILE = "the truth file"
 QUIZ_KEY = "the quiz key"
 
@@ -146,6 +160,7 @@ def prior_text(value: float, auto_label: str | None) -> str:
 
 __all__ = [
     "CONFIDENCE_HELP",
+    "COST_UNKNOWN",
     "INCOMPLETE",
     "LIVE_STATUSES",
     "PANEL_FIT",
@@ -156,6 +171,7 @@ __all__ = [
     "TRUTH_FILE",
     "UNCALIBRATED_RATES",
     "UNCALIBRATED_SOURCE",
+    "cost_text",
     "is_partial",
     "judge_rates_text",
     "judge_source",

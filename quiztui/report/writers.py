@@ -13,6 +13,7 @@ from pathlib import Path
 from quiztui.core.figures import (
     CONFIDENCE_HELP,
     P_TRUE_HELP,
+    cost_text,
     is_partial,
     judge_rates_text,
     prior_text,
@@ -202,7 +203,7 @@ def to_markdown(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
         f" tokens in {s.tokens_in} / out {s.tokens_out}"
         + (" (estimated: the server sent no usage)" if s.tokens_estimated else "")
         + ", cost "
-        + ("unknown (no price in [cost])" if s.cost is None else f"${s.cost:.4f}"),
+        + cost_text(s.cost, s.simulated),
         "- Badges: " + ", ".join(f"{k} {v}" for k, v in sorted(s.badge_counts.items())),
         "- Graded: P(key is the answer) from the judge's token P(true) per option (A / B / …),"
         " where it sent logprobs",
