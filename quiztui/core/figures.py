@@ -112,12 +112,12 @@ COST_UNKNOWN = "unknown (no price in [cost])"
 
 def cost_text(cost: float | None, simulated: bool = False) -> str:
     """What a run cost, the same in the TUI header, its Usage tab, the reports and ``quiztui
-    runs``: ``$0.00`` for the simulated judge (free, whatever price is configured), dollars with
+    runs``: ``$0`` for the simulated judge (free, whatever price is configured), dollars with
     enough decimals for a small amount (``$0.0042``), or ``unknown (no price in [cost])``."""
     from quiztui.core.estimate import usd
 
     if simulated:
-        return usd(0.0)
+        return "$0"
     return COST_UNKNOWN if cost is None else usd(cost)
 
 

@@ -179,7 +179,7 @@ class VetScreen(LiveRunScreen):
         self.start_flush_timer()
         if self.simulated_note:  # said once, long enough to read; the header keeps it (tooltip)
             self.query_one(RunHeader).tooltip = self.simulated_note
-            self.notify(self.simulated_note, title="SIMULATED judge", markup=False, timeout=20)
+            self.notify(self.simulated_note, title="SIMULATED judge", markup=False, timeout=12)
         if self.autorun:
             self.action_start_run()
         elif not self.simulated:  # a paid judge: nothing is sent before r
