@@ -147,7 +147,7 @@ def badge_triplet(listing: RunListing) -> str:
 WIDTH = 80  # every line of `quiztui runs` fits a standard terminal
 INDENT = " " * 15  # the second line of a run: under the date
 LIST_HEADER = (
-    f"{'run':>13}  {'date':<11} {'kind':<10} {'status':<10} {'qs':>4} {'good/q/p':>8}"
+    f"{'run':>13}  {'date':<11} {'kind':<10} {'status':<13} {'qs':>4} {'good/q/p':>8}"
     f" {'unj':>4} {'cost':>8}"
 )
 
@@ -160,7 +160,7 @@ def listing_line(r: RunListing) -> str:
     status = INCOMPLETE if is_partial(r.status, r.not_run) else r.status
     first = (
         f"{_clip(listing_key(r), 13):>13}  {when(r.created_at):<11} {r.kind:<10}"
-        f" {_clip(status, 10):<10} {r.questions:>4} {badge_triplet(r):>8} {r.unjudged:>4}"
+        f" {_clip(status, 13):<13} {r.questions:>4} {badge_triplet(r):>8} {r.unjudged:>4}"
         f" {cost_text(r):>8}"
     )
     room = WIDTH - len(INDENT)
