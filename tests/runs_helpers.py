@@ -46,3 +46,15 @@ def pin_times(db: Path) -> None:
                 "UPDATE runs SET created_at = ?, finished_at = ? WHERE id = ?",
                 (start, start + 42, run_id),
             )
+
+
+def listed_runs(stdout: str) -> list[str]:
+    """``quiztui runs``'s output, one text per run: its figures line and the lines under it
+    (quiz and judge; a partial run's state), joined with newlines. The header is left out."""
+    runs: list[str] = []
+    for line in stdout.splitlines()[1:]:
+        if line.startswith(" " * 15) and runs:  # under a run's figures
+            runs[-1] += "\n" + line
+        elif line.strip():
+            runs.append(line)
+    return runs

@@ -380,18 +380,31 @@ async def test_a_missing_embedding_extra_is_an_error_notification(
         raise minilm.EmbedExtraMissing("onnxruntime is not installed")
 
     monkeypatch.setattr("quiztui.embed.load_embedder", missing)
+    monkeypatch.setattr(
+        "quiztui.embed.extra_missing",
+        lambda: minilm.EmbedExtraMissing("onnxruntime ..."),
+        raising=False,
+    )
     app = grade_app(real_start(store), "embedding")
     async with app.run_test(size=SIZE) as pilot:
         screen = app.home
         assert isinstance(screen, GradeScreen)
         await settled(pilot, screen)
-        assert screen.progress.status == "failed"
+        assert screen.progress.status != "running"  # refused: no run started
         errors = [n for n in app._notifications if n.severity == "error"]
         assert errors and "embed extra" in errors[-1].message
-        assert "embed extra" in plain(screen.query_one("#grade-summary", Static).content)
         await pilot.press("s", "r")  # rubric10 (the cycle wraps): the screen still works
         await settled(pilot, screen)
         assert screen.progress.status == "finished" and screen.table.row_count == 10
+        # The embedding grader again: refused before the last results are cleared.
+        await pilot.press("s", "s", "s", "s")
+        assert screen.grader == "embedding"
+        before = len(app._notifications)
+        await pilot.press("r")
+        await settled(pilot, screen)
+        assert screen.table.row_count == 10 and screen.progress.status == "finished"
+        assert len(screen.records) == 10
+        assert [n.severity for n in list(app._notifications)[before:]] == ["error"]
 
 
 async def test_quit_asks_while_grading() -> None:

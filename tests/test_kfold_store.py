@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from runs_helpers import listed_runs
 from test_cli import run_cli
 from tui_helpers import wait_until
 
@@ -111,9 +112,9 @@ def test_a_kfold_run_is_listed_and_shown_again_byte_for_byte(tmp_path: Path) -> 
     assert listed.returncode == 0, listed.stderr
     lines = listed.stdout.splitlines()
     assert lines[0] == LIST_HEADER
-    (line,) = [ln for ln in lines[1:] if " kfold " in ln]
+    (line,) = [run for run in listed_runs(listed.stdout) if " kfold " in run]
     fields = line.split()
-    assert fields[0] == "1" and fields[3:5] == ["kfold", "finished"]
+    assert fields[0] == "kfold:1" and fields[3:5] == ["kfold", "finished"]
     assert "marks.csv" in line and "offline: normalised exact match" in line
     # its count is the marked answers; badges are a vet run's; every answer was scored
     assert re.search(r"\s12\s+—\s+0\s", line), line
@@ -472,8 +473,8 @@ async def test_the_runs_screen_opens_a_fit_on_the_benchmark_screen(
         await wait_until(pilot, lambda: home.loaded, what="the history loaded")
         keys = [str(key.value) for key in home.table.rows]
         assert sorted(keys) == ["grade:1", "kfold:1"]  # the fit and the grade run it made
-        status = str(home.table.get_cell("kfold:1", "status"))
-        assert status == "kfold/finished"
+        assert str(home.table.get_cell("kfold:1", "kind")) == "kfold"
+        assert str(home.table.get_cell("kfold:1", "status")) == "finished"
         assert str(home.table.get_cell("kfold:1", "questions")).strip() == "12"
         home.table.move_cursor(row=keys.index("kfold:1"), animate=False)
         await pilot.pause()

@@ -18,6 +18,7 @@ from xml.etree import ElementTree
 
 import pytest
 from report_helpers import walk
+from runs_helpers import listed_runs
 from textual.widgets import Static
 from tui_helpers import constant_clock, settled, wait_until
 
@@ -205,8 +206,8 @@ async def test_a_cancelled_run_reads_incomplete_the_same_everywhere(
         assert is_partial(loaded.summary.status, loaded.summary.not_run)
 
     assert await cli(["runs", "--db", str(db)]) == 0
-    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.lstrip().startswith("1 ")]
-    assert line.endswith("  " + wording)
+    (run,) = [x for x in listed_runs(capsys.readouterr().out) if x.lstrip().startswith("1 ")]
+    assert run.endswith("  " + wording)  # the run's last line, under its quiz and judge
     assert await cli(["runs", "show", str(listing.id), "--db", str(db)]) == 0
     md = capsys.readouterr().out
     assert f"({wording})" in md and "| k (partial) |" in md and "| confidence (partial) |" in md

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
+from runs_helpers import listed_runs
 from test_cli import run_cli
 from tui_helpers import wait_until
 
@@ -61,9 +62,12 @@ def every_kind(tmp_path: Path) -> Path:
 def test_runs_lists_every_kind_newest_first(every_kind: Path) -> None:
     out = run_cli("runs")
     assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
-    kinds = [line.split()[3] for line in lines[1:] if re.match(r"\s*\d+\s", line)]
+    lines = listed_runs(out.stdout)
+    assert all(len(line) <= 80 for line in out.stdout.splitlines())
+    kinds = [line.split()[3] for line in lines]
     assert kinds == ["robustness", "review", "grade", "vet"]
+    # each kind's first run: kind:N beside the vet sequence, never the same bare id
+    assert [line.split()[0] for line in lines] == ["robustness:1", "review:1", "grade:1", "1"]
     grade = next(line for line in lines if " grade " in line)
     assert "answers.csv" in grade and "fake-judge" in grade
     # 3 answers graded; badges are a vet run's: a dash, not 0/0/0
@@ -76,11 +80,11 @@ def test_runs_lists_every_kind_newest_first(every_kind: Path) -> None:
 
     only = run_cli("runs", "--kind", "grade")
     assert only.returncode == 0, only.stderr
-    assert [ln.split()[3] for ln in only.stdout.splitlines()[1:] if ln.strip()] == ["grade"]
+    assert [run.split()[3] for run in listed_runs(only.stdout)] == ["grade"]
     # --quiz: the runs of that quiz (a grade run grades answers: it has none)
     of_quiz = run_cli("runs", "--quiz", str(QUIZ))
     assert of_quiz.returncode == 0, of_quiz.stderr
-    kinds = {ln.split()[3] for ln in of_quiz.stdout.splitlines()[1:] if re.match(r"\s*\d+\s", ln)}
+    kinds = {run.split()[3] for run in listed_runs(of_quiz.stdout)}
     assert kinds == {"vet", "review", "robustness"}
 
 
@@ -124,8 +128,11 @@ async def test_the_runs_screen_lists_every_kind_and_opens_each_in_its_screen(
         table = home.table
         keys = [str(key.value) for key in table.rows]
         assert keys == ["robustness:1", "review:1", "grade:1", "1"]
-        statuses = [str(table.get_cell(key, "status")) for key in keys]
-        assert [s.split("/")[0] for s in statuses] == ["robus", "revie", "grade", "finished"]
+        kinds = [str(table.get_cell(key, "kind")) for key in keys]
+        assert kinds == ["robustness", "review", "grade", "vet"]
+        ids = [str(table.get_cell(key, "id")).strip() for key in keys]
+        assert ids == keys  # kind:N, as quiztui runs prints them
+        assert {str(table.get_cell(key, "status")) for key in keys} == {"finished"}
         badges = [str(table.get_cell(key, "badges")).strip() for key in keys]
         assert badges[:3] == [DASH] * 3  # badges are a vet run's
         assert re.fullmatch(r"\d+/\d+/\d+", badges[3])
@@ -185,7 +192,7 @@ def test_a_generate_run_is_listed_with_its_document_and_pairs(tmp_path: Path) ->
     written = len(json.loads(output.read_text(encoding="utf-8")))
     out = run_cli("runs", "--kind", "generate")
     assert out.returncode == 0, out.stderr
-    (line,) = [ln for ln in out.stdout.splitlines()[1:] if ln.strip()]
+    (line,) = listed_runs(out.stdout)
     assert line.split()[3:5] == ["generate", "finished"] and "vell.md" in line
     with Store(Path(os.environ["QUIZTUI_DATA_DIR"]) / "quiztui.db") as store:
         (listing,) = run_history(store, kind="generate")

@@ -38,9 +38,12 @@ def two_runs() -> Path:
 def test_runs_lists_counts_judge_and_cost(two_runs: Path) -> None:
     out = run_cli("runs")
     assert out.returncode == 0, out.stderr
-    header, *rows = out.stdout.splitlines()
-    for column in ("id", "date", "kind", "status", "quiz", "judge", "good/quest/poor", "cost"):
+    header, *lines = out.stdout.splitlines()
+    for column in ("run", "date", "kind", "status", "qs", "good/q/p", "cost"):
         assert column in header
+    assert all(len(line) <= 80 for line in out.stdout.splitlines())
+    # each run: its figures, then its quiz and judge on the line under it
+    rows, under = lines[0::2], lines[1::2]
     assert len(rows) == 2
     with Store(two_runs) as store:
         listings = store.run_listings()
@@ -49,16 +52,17 @@ def test_runs_lists_counts_judge_and_cost(two_runs: Path) -> None:
             str(listing.badge_counts.get(b, 0)) for b in ("good", "questionable", "poor")
         )
         fields = row.split()
-        assert fields[0] == str(listing.id) and "finished" in fields and "planted_errors" in row
-        assert counts in fields and fields[-1] == "—"  # no price configured: no cost
-    assert "TPR 0.6" in rows[0] and "TPR 0.95" in rows[1]  # newest first
+        assert fields[0] == str(listing.id) and "finished" in fields
+        assert counts in fields and fields[-1] == "$0"  # the simulated judge is free
+    assert all(line.strip().startswith("planted_errors · SIMULATED tpr") for line in under)
+    assert "tpr0.6-tnr0.7" in under[0] and "tpr0.95-tnr0.9" in under[1]  # newest first
 
 
 def test_runs_filters_by_kind_and_quiz(two_runs: Path) -> None:
     vet(OTHER, "0.9", "0.9")
     mine = run_cli("runs", "--quiz", str(QUIZ))
-    assert mine.returncode == 0 and len(mine.stdout.splitlines()) == 3
-    assert run_cli("runs", "--limit", "1").stdout.count("\n") == 2
+    assert mine.returncode == 0 and len(mine.stdout.splitlines()) == 1 + 2 * 2  # two lines a run
+    assert run_cli("runs", "--limit", "1").stdout.count("\n") == 3
     none = run_cli("runs", "--kind", "calibrate")
     assert none.returncode == 0 and none.stdout == "" and "no runs stored" in none.stderr
 
@@ -67,7 +71,7 @@ def test_runs_show_prints_the_report_of_the_run(two_runs: Path) -> None:
     out = run_cli("runs", "show", "1")
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("# quiztui vet report")
-    assert "Run: 1 (finished)" in out.stdout and "TPR 0.95" in out.stdout
+    assert "Run: 1 (finished)" in out.stdout and "wrong on 5% of true" in out.stdout
     as_json = json.loads(run_cli("runs", "show", "2", "--format", "json").stdout)
     assert as_json["run_id"] == 2 and len(as_json["questions"]) == 12
 

@@ -24,7 +24,6 @@ from quiztui.tui.screens.detail import QuestionDetailScreen
 from quiztui.tui.screens.runs import RunQuestionsTable, RunScreen, RunsScreen, RunTable
 from quiztui.tui.screens.vet import VetScreen
 from quiztui.tui.services import AppServices
-from quiztui.tui.widgets.cells import DASH
 
 SIZE = (120, 40)
 
@@ -78,7 +77,7 @@ async def test_runs_screen_lists_the_stored_runs(db: Path) -> None:
                 str(listing.badge_counts.get(b, 0)) for b in ("good", "questionable", "poor")
             )
             assert table.get_cell(str(listing.id), "badges").plain.strip() == counts
-            assert table.get_cell(str(listing.id), "cost").plain.strip() == DASH
+            assert table.get_cell(str(listing.id), "cost").plain.strip() == "$0"  # simulated
             assert table.get_cell(str(listing.id), "judge").plain.startswith("SIM ")
             assert table.get_cell(str(listing.id), "questions").plain.strip() == "12"
         detail = plain(app.screen.query_one("#runs-detail", Static))

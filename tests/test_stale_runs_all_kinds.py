@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from runs_helpers import listed_runs
 from test_cli import run_cli
 
 from quiztui.cli.runs import listing_line
@@ -33,7 +34,7 @@ from quiztui.pipeline.history import StoreHistory
 from quiztui.store import Store
 from quiztui.store.db import MIGRATIONS
 from quiztui.store.grade_fits import GradeFitStore
-from quiztui.store.history import run_history
+from quiztui.store.history import listing_key, run_history
 from quiztui.store.leases import INTERRUPTED, KIND_TABLES, kind_holder
 
 # A teacher's six-question science quiz (Quizaic JSON).
@@ -269,10 +270,11 @@ def test_a_killed_run_is_shown_interrupted_and_a_live_one_is_left_running(
     # the TUI's Runs screen reads the same history
     screen_rows = {(r.kind, r.id): r.status for r in StoreHistory(db).list_runs()}
     assert {key: screen_rows[key] for key in killed} == dict.fromkeys(killed, INTERRUPTED)
-    lines = listed.stdout.splitlines()
+    lines = listed_runs(listed.stdout)
     for run_kind, run_id in killed:
-        (line,) = [ln for ln in lines if ln.split()[:1] == [str(run_id)] and f" {run_kind} " in ln]
-        assert line.split()[3:5] == [run_kind, "interrupted"], line
+        key = listing_key(history[run_kind, run_id])
+        (line,) = [ln for ln in lines if ln.split()[:1] == [key] and f" {run_kind} " in ln]
+        assert line.split()[3:5] == [run_kind, "incomplete"], line
         # the house wording of an incomplete run, as the TUI and the reports say it
         state = run_state_text(INTERRUPTED, history[run_kind, run_id].not_run)
         assert state.startswith("incomplete (interrupted) · not run: ")

@@ -14,6 +14,15 @@ if TYPE_CHECKING:
     from quiztui.store import Store
 
 
+def split_member(spec: str) -> tuple[str, str]:
+    """``MODEL@BASE_URL`` -> (model, base URL): split at the last ``@`` that a URL scheme
+    follows, so a model id holding ``@`` (``google_text-unicorn@001``) stays whole."""
+    at = max(spec.rfind("@http://"), spec.rfind("@https://"))
+    if at < 0:
+        return spec.strip(), ""
+    return spec[:at].strip(), spec[at + 1 :].strip()
+
+
 def member_config(config: Config, spec: str) -> Config:
     """A copy of ``config`` whose judge is the one ``spec`` names."""
     from quiztui.errors import ConfigError
@@ -32,7 +41,7 @@ def member_config(config: Config, spec: str) -> Config:
             except ValueError as exc:
                 raise ConfigError(f"--member {spec}: {key}: {exc}") from None
     else:
-        model, _, base_url = spec.partition("@")
+        model, base_url = split_member(spec)
         if not model:
             raise ConfigError(f"--member {spec}: no model name")
         judge.provider = "openai-compat"
@@ -55,14 +64,22 @@ async def panel_run(
     the members' providers are closed when the block ends. ``model``: the panel fit,
     "difficulty", "structured" or "dawid-skene"; ``save_profiles``: keep a usable fit's rates as judge
     profiles."""
-    from quiztui.assemble.common import prompt_for
+    from quiztui.assemble.common import probe_judge, prompt_for
     from quiztui.assemble.vet import vet_settings
+    from quiztui.errors import ConfigError
     from quiztui.pipeline.panel import PanelRun
     from quiztui.pipeline.prompts import prompt_for_mode
     from quiztui.providers.factory import build_provider
 
     providers = [build_provider(c, quiz) for c in configs]
     try:
+        for i, provider in enumerate(providers):
+            try:  # a dead server or a model it does not serve: one line, before any request
+                probe_judge(provider)
+            except ConfigError as exc:
+                raise ConfigError(
+                    f"panel judge {i + 1} ({configs[i].judge.model}): {exc}"
+                ) from None
         settings = replace(vet_settings(configs[0]), use_cache=False)
         prompt = prompt_for(prompt_for_mode(settings.mode))
         yield PanelRun(

@@ -73,7 +73,9 @@ def _main(argv: Sequence[str] | None) -> int:
     command = argv[position] if position is not None else None
     try:
         parser = build_parser(command)
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            _unrecognized(parser, args, extra)  # the subcommand's usage, and a "did you mean"
         if args.command is None:
             parser.print_help()
             return 0
@@ -100,6 +102,33 @@ def _main(argv: Sequence[str] | None) -> int:
             file=sys.stderr,
         )
         return 130
+
+
+def _unrecognized(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]
+) -> None:
+    """Exit 2 with the usage of the (sub)command the flags were given to, naming the nearest
+    flag it has for each it does not: ``--formt`` → "did you mean --format?"."""
+    import difflib
+
+    target = parser
+    while True:  # down to the deepest subcommand chosen: `runs show`, `config init`
+        subs = [a for a in target._actions if isinstance(a, argparse._SubParsersAction)]
+        chosen = getattr(args, subs[0].dest, None) if subs else None
+        if not subs or chosen not in subs[0].choices:
+            break
+        target = subs[0].choices[chosen]
+    # compared without their dashes, which every flag shares
+    flags = {o.lstrip("-"): o for a in target._actions for o in a.option_strings}
+    hints = []
+    for word in extra:
+        if word.startswith("-"):
+            name = word.split("=", 1)[0].lstrip("-")
+            near = difflib.get_close_matches(name, list(flags), n=1, cutoff=0.7)
+            if near:
+                hints.append(f"did you mean {flags[near[0]]}?")
+    message = f"unrecognized arguments: {' '.join(extra)}"
+    target.error(message + (f" ({'; '.join(hints)})" if hints else ""))
 
 
 def entry() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
 import sys
 import time
@@ -16,6 +15,7 @@ from quiztui.cli._args import Parents, help_for
 from quiztui.cli.flags import INT64_MAX, INT64_MIN, Number
 from quiztui.config import Config
 from quiztui.core.calibration import JudgeProfile
+from quiztui.report import json_text
 from quiztui.report.text import cheapest_note, text_table
 
 
@@ -231,7 +231,7 @@ def _calibrate_from_review(config: Config, args: argparse.Namespace) -> int:
 
 def _print_profiles(profiles: list[JudgeProfile], fmt: str) -> None:
     if fmt == "json":
-        print(json.dumps([profile_dict(p) for p in profiles], indent=2))
+        print(json_text.dumps([profile_dict(p) for p in profiles], indent=2))
     else:
         print(f"gold set: {profiles[0].gold}")
         print(text_table([profile_row(p) for p in profiles]), end="")
@@ -245,7 +245,7 @@ def cmd_profiles(config: Config, args: argparse.Namespace) -> int:
     with Store(config.db_path()) as store:
         profiles = store.profiles.list()
     if args.format == "json":
-        print(json.dumps([profile_dict(p) for p in profiles], indent=2))
+        print(json_text.dumps([profile_dict(p) for p in profiles], indent=2))
         return 0
     if not profiles:
         print("no judge profiles yet: run `quiztui calibrate` to measure your judge")

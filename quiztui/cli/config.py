@@ -7,6 +7,8 @@ from typing import Any
 
 from quiztui.cli._args import Parents, help_for
 
+LOCATIONS = ("config", "data", "db", "log")
+
 
 def register(sub: Any, parents: Parents) -> None:
     common = parents.common
@@ -21,8 +23,9 @@ def register(sub: Any, parents: Parents) -> None:
     loc = sub.add_parser("locate", parents=[common], help=help_for("locate"))
     loc.add_argument(
         "what",
-        choices=("config", "data", "db", "log"),
-        help="config file, data folder, run store (SQLite) or log file",
+        nargs="?",
+        choices=LOCATIONS,
+        help="one location, printed alone (for scripts); without it every location, named",
     )
     loc.set_defaults(handler=cmd_locate, loads_config=False)
 
@@ -46,12 +49,18 @@ def cmd_locate(config: Any, args: argparse.Namespace) -> int:
     from quiztui.config import load_config
     from quiztui.locations import config_path, data_dir, log_path
 
-    if args.what == "config":
-        print(args.config or config_path())
-    elif args.what == "data":
-        print(data_dir())
-    elif args.what == "log":
-        print(log_path())
-    else:
-        print(load_config(args.config).db_path())
+    def where(what: str) -> object:
+        if what == "config":
+            return args.config or config_path()
+        if what == "data":
+            return data_dir()
+        if what == "log":
+            return log_path()
+        return load_config(args.config).db_path()
+
+    if args.what is not None:
+        print(where(args.what))
+        return 0
+    for what in LOCATIONS:  # `quiztui locate` alone: every location, each named
+        print(f"{what:<7}{where(what)}")
     return 0

@@ -9,12 +9,12 @@ and exits :data:`STOPPED_EXIT` (3): what was judged is stored, the rest is "not 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from quiztui.cli.flags import Number
 from quiztui.core.estimate import usd
+from quiztui.report import json_text
 
 if TYPE_CHECKING:
     from quiztui.config import Config
@@ -70,7 +70,7 @@ def cmd_estimate(config: Config, args: argparse.Namespace, store: Any, quiz: Qui
     )
     if args.format == "json":
         data = est.as_dict() | {"budget": config.vet.budget, "judge": label}
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        sys.stdout.write(json_text.dumps(data, indent=2) + "\n")
     else:
         sys.stdout.write(f"estimate for {quiz.title} with {label}\n")
         sys.stdout.write(estimate_table(est, config.vet.budget))

@@ -18,6 +18,7 @@ from typing import Any
 from quiztui.assemble.grade import calibration_embedder
 from quiztui.config import Config
 from quiztui.errors import QuiztuiError
+from quiztui.report import json_text
 from quiztui.report.writers import write_report
 
 
@@ -238,7 +239,7 @@ def list_calibrations(fmt: str) -> int:
             }
             for c in saved
         ]
-        print(json.dumps(body, indent=2, ensure_ascii=False))
+        print(json_text.dumps(body, indent=2, ensure_ascii=False))
         return 0
     if not saved:
         print(
@@ -284,7 +285,7 @@ def calibrated_report(
         }
         for entry, value in zip(body["items"], values, strict=True):
             entry["calibrated"] = value
-        return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+        return json_text.dumps(body, indent=2, ensure_ascii=False) + "\n"
     if fmt == "csv":
         from quiztui.report.grades import grades_csv
 

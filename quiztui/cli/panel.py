@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from quiztui.cli._args import Parents, answers_arguments, help_for, quiz_argumen
 from quiztui.cli._quiz import load_input
 from quiztui.cli.flags import Number
 from quiztui.config import Config
+from quiztui.report import json_text
 from quiztui.report.text import text_table
 
 
@@ -119,7 +119,7 @@ def panel_text(summary: Any, fmt: str, finished: Any = None) -> str:
                 for p in finished.profiles
             ]
             body["not_saved"] = list(finished.not_saved)
-        return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+        return json_text.dumps(body, indent=2, ensure_ascii=False) + "\n"
     letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     judges = [
         {

@@ -1,12 +1,11 @@
 """``quiztui report RUN_ID``: the report of a stored vet run, in any report format, again.
 
-The run's summary is read back from the store (``summary_from_dict``), so a report can be made
-long after the run, in another format, with no judge and no network. When the quiz file the run
-judged is still where it was and unchanged (same content hash), the report also lists its
-not-judged items and its lint findings, as the report written at the end of ``quiztui vet`` does.
+The report is ``report/stored.stored_report``'s, the same as ``quiztui runs show N`` and the
+TUI's export: the stored summary (a run that stored none rebuilt from its verdicts, said on
+stderr), the review desk's decisions and, when the quiz file is unchanged, its not-judged items
+and lint findings. No judge, no network.
 
-Exit codes: 0 the report was written; 2 no such run, a run with no summary (it never finished a
-first pass), no run store, or an unwritable output file.
+Exit codes: 0 the report was written; 2 no such run, no run store, or an unwritable output file.
 """
 
 from __future__ import annotations
@@ -49,53 +48,20 @@ def register(sub: Any, parents: Parents) -> None:
     p.add_argument("--db", type=Path, help="SQLite run store")
 
 
-def _extras(config: Config, record: Any) -> Any:
-    """Not-judged items and lint of the run's quiz, when its file is still there unchanged."""
-    from quiztui.assemble.common import lint_report
-    from quiztui.formats import load_quiz
-    from quiztui.report.extras import ReportExtras
-
-    extras = ReportExtras(created_at=record.created_at)
-    if not record.quiz_path or not Path(record.quiz_path).is_file():
-        return extras
-    try:
-        quiz = load_quiz(record.quiz_path, strict=config.formats.strict)  # as vet loaded it
-    except QuiztuiError:
-        return extras  # the file changed into something unreadable: report the run alone
-    if quiz.content_hash() != record.quiz_hash:
-        return extras
-    return ReportExtras(
-        unjudged=quiz.unjudged,
-        lint=lint_report(config, quiz),
-        created_at=record.created_at,
-    )
-
-
 def cmd_report(config: Config, args: argparse.Namespace) -> int:
-    from dataclasses import replace
+    import sys
 
-    from quiztui.assemble.review_desk import decisions_for, run_quiz
-    from quiztui.pipeline.summary import summary_from_dict
-    from quiztui.report.writers import format_for, render_report, write_report
+    from quiztui.report.stored import stored_report
+    from quiztui.report.writers import format_for, write_report
     from quiztui.store import Store
 
     db = config.db_path()
     if not Path(db).is_file():
         raise QuiztuiError(f"{db}: no run store here (run `quiztui vet` first, or pass --db)")
-    with Store(db) as store:
-        record = store.get_run(args.run_id)  # StoreError (exit 2) names an unknown id
-        decisions = decisions_for(store, run_quiz(store, args.run_id))  # the review desk's
-    if record.summary is None:
-        raise QuiztuiError(
-            f"run {args.run_id} ({record.status}) has no summary to report: it never finished"
-            f" a first pass (resume it with `quiztui vet --resume {args.run_id}`)"
-        )
-    try:
-        summary = summary_from_dict(record.summary)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise QuiztuiError(f"run {args.run_id}: its stored summary is unreadable: {exc}") from None
     fmt = format_for(args.output, args.format)
-    extras = replace(_extras(config, record), decisions=decisions)
-    report = render_report(summary, fmt, extras, raw_csv=args.raw_csv)
-    write_report(report, args.output)
+    with Store(db) as store:  # StoreError (exit 2) names an unknown id
+        report = stored_report(config, store, args.run_id, fmt, raw_csv=args.raw_csv)
+    for note in report.notes:
+        print(f"quiztui: {note}", file=sys.stderr)
+    write_report(report.text, args.output)
     return 0

@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import csv
 import io
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,6 +33,7 @@ from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
 from quiztui.core.quiz import Quiz
 from quiztui.core.review import CRITERIA, MODES, SHORT
+from quiztui.report import json_text
 from quiztui.report.writers import RAW_CSV_HELP, write_report
 
 
@@ -323,7 +323,7 @@ def report_json(rows: Sequence[Any], summary: Any, started: Any) -> str:
         },
         "questions": [outcome_dict(r.question, r.outcome, r.rewrite) for r in rows],
     }
-    return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+    return json_text.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
 
 def report_csv(rows: Sequence[Any]) -> str:

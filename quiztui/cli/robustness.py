@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import csv
 import io
-import json
 import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -29,6 +28,7 @@ from quiztui.cli._quiz import load_input
 from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
 from quiztui.core.paraphrase import ANSWERED, QuestionRobustness
+from quiztui.report import json_text
 from quiztui.report.writers import RAW_CSV_HELP, write_report
 
 METRIC_NAMES = (
@@ -286,7 +286,7 @@ def json_report(results: Sequence[QuestionRobustness], summary: Any, label: str,
         "summary": summary.as_dict() if summary is not None else None,
         "questions": questions,
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 def _clip(text: str, n: int) -> str:

@@ -15,7 +15,6 @@ Unknown ids and runs of different quiz versions are ``QuiztuiError`` (exit 2).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -26,10 +25,11 @@ from quiztui.cli._args import Parents, help_for
 from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
 from quiztui.core.compare import Comparison
-from quiztui.core.figures import is_partial, run_state_text
+from quiztui.core.figures import INCOMPLETE, is_partial, run_state_text
 from quiztui.core.terminal import RAW_CSV_HELP
 from quiztui.errors import ConfigError, QuiztuiError
-from quiztui.store.history import KFOLD, KINDS, RUNS_TABLE_KINDS
+from quiztui.report import json_text
+from quiztui.store.history import KFOLD, KINDS, RUNS_TABLE_KINDS, listing_key
 from quiztui.store.runs import RunListing
 
 DASH = "—"
@@ -123,11 +123,17 @@ def cmd_runs(config: Config, args: argparse.Namespace) -> int:
 
 
 def when(timestamp: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(timestamp))
+    return time.strftime("%m-%d %H:%M", time.localtime(timestamp))
 
 
-def cost_text(cost: float | None) -> str:
-    return DASH if cost is None else f"${cost:.4f}" if cost < 1 else f"${cost:.2f}"
+def cost_text(listing: RunListing) -> str:
+    """The run's cost in the reports' wording (core/figures.cost_text); — when none is stored
+    or no price is known (the column has no room for the reason)."""
+    from quiztui.core.figures import cost_text as wording
+
+    if listing.simulated:
+        return wording(None, simulated=True)
+    return DASH if listing.cost is None else wording(listing.cost)
 
 
 def badge_triplet(listing: RunListing) -> str:
@@ -138,23 +144,33 @@ def badge_triplet(listing: RunListing) -> str:
     return "/".join(str(listing.badge_counts.get(b, 0)) for b in LIST_BADGES)
 
 
+WIDTH = 80  # every line of `quiztui runs` fits a standard terminal
+INDENT = " " * 15  # the second line of a run: under the date
 LIST_HEADER = (
-    f"{'id':>5}  {'date':<16}  {'kind':<10} {'status':<13} {'quiz':<24} {'judge':<40}"
-    f" {'questions':>9} {'good/quest/poor':>15} {'unjudged':>8} {'cost':>9}"
+    f"{'run':>13}  {'date':<11} {'kind':<10} {'status':<13} {'qs':>4} {'good/q/p':>8}"
+    f" {'unj':>4} {'cost':>8}"
 )
 
 
 def listing_line(r: RunListing) -> str:
-    """One run; a partial one ends with ``incomplete (cancelled) · not run: N · k/confidence
-    partial``, the wording of the TUI and the reports (core/figures.run_state_text)."""
-    line = (
-        f"{r.id:>5}  {when(r.created_at):<16}  {r.kind:<10} {r.status:<13}"
-        f" {_clip(r.quiz_title, 24):<24} {_clip(r.judge_label, 40):<40}"
-        f" {r.questions:>9} {badge_triplet(r):>15} {r.unjudged:>8} {cost_text(r.cost):>9}"
+    """One run in lines of at most 80 columns: its id as ``runs show`` takes it (``kind:N``
+    beside the vet/calibrate/panel sequence, so two kinds never show the same bare id), date,
+    kind, status and counts; under it the quiz and the judge; a partial run's state last, in
+    the wording of the TUI and the reports (core/figures.run_state_text)."""
+    status = INCOMPLETE if is_partial(r.status, r.not_run) else r.status
+    first = (
+        f"{_clip(listing_key(r), 13):>13}  {when(r.created_at):<11} {r.kind:<10}"
+        f" {_clip(status, 13):<13} {r.questions:>4} {badge_triplet(r):>8} {r.unjudged:>4}"
+        f" {cost_text(r):>8}"
     )
+    room = WIDTH - len(INDENT)
+    quiz = _clip(r.quiz_title, room // 2)
+    # the simulated judge by its settings, as the Runs screen names it (its label is a sentence)
+    judge = f"SIMULATED {r.model.removeprefix('simulated-')}" if r.simulated else r.judge_label
+    lines = [first, INDENT + _clip(f"{quiz} · {' '.join(judge.split())}", room)]
     if is_partial(r.status, r.not_run):
-        line += "  " + run_state_text(r.status, r.not_run)
-    return line
+        lines.append(INDENT + _clip(run_state_text(r.status, r.not_run), room))
+    return "\n".join(lines)
 
 
 def _clip(text: str, width: int) -> str:
@@ -194,15 +210,15 @@ def cmd_list(config: Config, args: argparse.Namespace) -> int:
 
 
 def cmd_show(config: Config, run_id: int, fmt: str, *, raw_csv: bool = False) -> int:
-    from quiztui.pipeline.history import load_run
-    from quiztui.report import render_report
+    """What ``quiztui report RUN_ID --format FMT`` prints: one code path (report/stored)."""
+    from quiztui.report.stored import stored_report
     from quiztui.store import Store
 
     with Store(config.db_path()) as store:
-        loaded = load_run(store, run_id)
-    if loaded.note:
-        print(f"quiztui: {loaded.note}", file=sys.stderr)
-    sys.stdout.write(render_report(loaded.summary, fmt, raw_csv=raw_csv))
+        report = stored_report(config, store, run_id, fmt, raw_csv=raw_csv)
+    for note in report.notes:
+        print(f"quiztui: {note}", file=sys.stderr)
+    sys.stdout.write(report.text)
     return 0
 
 
@@ -335,7 +351,7 @@ def cmd_compare(config: Config, run_a: int, run_b: int, *, as_json: bool = False
         if loaded.note:
             print(f"quiztui: {loaded.note}", file=sys.stderr)
     if as_json:
-        print(json.dumps(comparison_dict(result.comparison), indent=2))
+        print(json_text.dumps(comparison_dict(result.comparison), indent=2))
     else:
         sys.stdout.write(comparison_text(result.comparison, result.a.record.quiz_title))
     return 0

@@ -73,7 +73,12 @@ def register(sub: Any, parents: Parents) -> None:
         help="continue a stopped run",
     )
     vet.add_argument("--seed", action=Number, key="vet.seed", help="shuffle seed")
-    vet.add_argument("--no-cache", action="store_true", help="ignore cached verdicts")
+    vet.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="ignore cached verdicts (a real judge's: the simulated judge is never cached, it"
+        " answers from the quiz's own key)",
+    )
     vet.add_argument(
         "--prior",
         metavar="auto|auto+rates|X",
@@ -107,8 +112,11 @@ def exit_code(badges: Sequence[Badge], fail_on: str) -> int:
     return 1 if worst >= threshold else 0
 
 
-async def headless(start_run: StartRun, progress: Progress) -> RunSummary | None:
-    """Drive one run to its end, drawing progress; the run's summary."""
+async def headless(
+    start_run: StartRun, progress: Progress, started: list[int] | None = None
+) -> RunSummary | None:
+    """Drive one run to its end, drawing progress; the run's summary. ``started`` gets the run's
+    id as it starts (for the ``--resume RUN_ID`` an interrupt prints)."""
     from quiztui.pipeline.events import (
         ProviderBatchStatus,
         RunFinished,
@@ -124,6 +132,8 @@ async def headless(start_run: StartRun, progress: Progress) -> RunSummary | None
         elif isinstance(event, ProviderBatchStatus):
             batch_lines(event)
         elif isinstance(event, RunStarted):
+            if started is not None:
+                started.append(event.run_id)
             cli_estimate.print_started(event, progress.stream)
         elif isinstance(event, RunFinished):
             summary = event.summary
@@ -139,6 +149,33 @@ async def headless(start_run: StartRun, progress: Progress) -> RunSummary | None
                 estimated=summary.tokens_estimated,
             )
     return summary
+
+
+def simulated_state(provider: Any, quiz: Quiz) -> str:
+    """What the SIMULATED judge is and is not, and the one step to a real one (core/figures)."""
+    from quiztui.core.figures import QUIZ_KEY, simulated_note
+
+    name = Path(quiz.source_path).name if quiz.source_path else "QUIZ"
+    return simulated_note(getattr(provider, "truth_source", QUIZ_KEY), name)
+
+
+def resume_hint(run_id: int) -> str:
+    """The exact command that continues run ``run_id`` (its own quiz file, headless)."""
+    return f"quiztui vet --resume {run_id} --no-tui"
+
+
+def print_interrupted(run_id: int | None) -> None:
+    """Ctrl+C in a headless run: what is kept, and the exact command that continues it."""
+    if sys.stderr.isatty():
+        print(file=sys.stderr)  # off the progress line
+    if run_id is None:
+        print("quiztui: interrupted before the run started; nothing to resume", file=sys.stderr)
+        return
+    print(
+        f"quiztui: interrupted; run {run_id}'s verdicts so far are saved. Continue it with:"
+        f" {resume_hint(run_id)}",
+        file=sys.stderr,
+    )
 
 
 def prior_label(runs: VetRuns) -> str | None:
@@ -221,6 +258,8 @@ def build_vet_app(
         ),
         runs=StoreHistory(config.db_path()),
         decisions=StoreDecisionBook(store),
+        report=lambda run_id, fmt: _stored_report(config, store, run_id, fmt),
+        simulated_note=simulated_state(runs.provider, quiz) if runs.provider.simulated else "",
     )
     # A paid judge waits for r, its estimate in the header; a simulated one starts at once.
     autorun = runs.provider.simulated or autostart or config.ui.autostart
@@ -273,6 +312,16 @@ def wrong_keys_line(summary: RunSummary) -> str:
     return wrong_keys_text(wrong_keys_of([q.confidence for q in summary.questions]))
 
 
+def _stored_report(
+    config: Config, store: Any, run_id: int, fmt: str
+) -> tuple[str, tuple[str, ...]]:
+    """The TUI export's report: the one ``quiztui report RUN_ID`` writes."""
+    from quiztui.report.stored import stored_report
+
+    report = stored_report(config, store, run_id, fmt)
+    return report.text, report.notes
+
+
 def cmd_vet(config: Config, args: argparse.Namespace) -> int:
     from quiztui.assemble.common import lint_report
     from quiztui.assemble.review_desk import decisions_for
@@ -303,7 +352,7 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
         else:
             runs = vet_runs(config, quiz, store, args.resume, getattr(args, "batch_api", False))
         if not args.no_tui:
-            build_vet_app(
+            app = build_vet_app(
                 config,
                 store,
                 quiz,
@@ -311,15 +360,28 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
                 autostart=args.autostart or bool(answers),  # nothing to pay: start at once
                 resume=args.resume,
                 batch_api=getattr(args, "batch_api", False),
-            ).run()
+            )
+            app.run()
+            if app.interrupted_run is not None:  # quit mid-run: the terminal is back, say how
+                print(
+                    f"quiztui: run {app.interrupted_run} stopped before its end; its verdicts so"
+                    f" far are saved. Continue it with: quiztui vet --resume {app.interrupted_run}",
+                    file=sys.stderr,
+                )
             return 0
         if runs.provider.simulated or answers:
             print(f"quiztui: judging with the {runs.provider.label}", file=sys.stderr)
+            print(f"quiztui: {simulated_state(runs.provider, quiz)}", file=sys.stderr)
         # The report's lint needs no model: it runs in a thread while the judge is waited on,
         # so nothing is left to compute after the last verdict but the report itself.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="quiztui-lint") as pool:
             lint = pool.submit(lint_report, config, quiz)
-            summary = asyncio.run(headless(runs.start_run, Progress(sys.stderr)))
+            started: list[int] = []
+            try:
+                summary = asyncio.run(headless(runs.start_run, Progress(sys.stderr), started))
+            except KeyboardInterrupt:
+                print_interrupted(started[-1] if started else None)
+                return 130
             assert summary is not None
             if (prior := runs.prior_estimate()) is not None:
                 print(f"quiztui: run {summary.run_id}: prior {prior.label}", file=sys.stderr)

@@ -141,7 +141,7 @@ class Estimate:
         """The ``--estimate`` table, label → value."""
         return [
             ("assertions", f"{self.assertions:,}"),
-            ("already judged", f"{self.already_judged:,} (resumed run or verdict cache)"),
+            ("already judged", f"{self.already_judged:,} (resumed run or a real judge's cache)"),
             ("to judge", f"{self.to_judge:,}"),
             ("requests", f"{self.requests:,} (first pass; re-asks come on top)"),
             ("prompt tokens", f"{self.prompt_tokens:,}"),

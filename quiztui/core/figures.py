@@ -13,7 +13,10 @@ reads the same wherever it appears:
   12 · k/confidence partial``;
 * :func:`prior_text` — which prior the posterior used: ``fixed 0.95`` or the auto estimate with
   its interval (``auto 0.87 [0.80, 0.92] · 120 q``);
-* ``P_TRUE_HELP`` / ``CONFIDENCE_HELP`` — the two probabilities users confuse, explained once.
+* ``P_TRUE_HELP`` / ``CONFIDENCE_HELP`` — the two probabilities users confuse, explained once;
+* :func:`simulated_rates_text` — the simulated judge's own error, by design ("wrong on 5% of true
+  …"), never as a TPR that could be read against the rates a run scores with;
+* :func:`simulated_note` — what the SIMULATED state means and the one step to a real judge.
 """
 
 from __future__ import annotations
@@ -104,6 +107,52 @@ def run_state_text(status: str, not_run: int) -> str:
     return f"{INCOMPLETE}{why} · not run: {not_run} · {PARTIAL_SCORES}"
 
 
+COST_UNKNOWN = "unknown (no price in [cost])"
+
+
+def cost_text(cost: float | None, simulated: bool = False) -> str:
+    """What a run cost, the same in the TUI header, its Usage tab, the reports and ``quiztui
+    runs``: ``$0`` for the simulated judge (free, whatever price is configured), dollars with
+    enough decimals for a small amount (``$0.0042``), or ``unknown (no price in [cost])``."""
+    from quiztui.core.estimate import usd
+
+    if simulated:
+        return "$0"
+    return COST_UNKNOWN if cost is None else usd(cost)
+
+
+TRUTH_FILE = "the truth file"
+QUIZ_KEY = "the quiz key"
+
+
+def simulated_rates_text(tpr: float, tnr: float) -> str:
+    """The simulated judge's own error, set by construction: worded apart from the TPR/TNR a run
+    scores with (``judge_rates_text``), so "0.95" beside "TPR 0.90 · uncalibrated" is not read
+    as a contradiction: ``wrong on 5% of true and 5% of false assertions by design``."""
+    return (
+        f"wrong on {(1 - tpr) * 100:.3g}% of true and {(1 - tnr) * 100:.3g}% of false"
+        " assertions by design"
+    )
+
+
+def simulated_note(truth_source: str, quiz: str = "QUIZ") -> str:
+    """What the SIMULATED state means, said plainly where it is shown (TUI, headless stderr):
+    where its verdicts come from, what it cannot do, the one step to a real judge and the
+    offline check."""
+    if truth_source == TRUTH_FILE:
+        origin = (
+            "answers from the quiz's truth file, not a model: it finds only the errors that"
+            " file names"
+        )
+    else:
+        origin = "answers from the quiz's own key, not a model: it cannot find this quiz's errors"
+    return (
+        f"No judge configured: the SIMULATED judge {origin}. Real judge: set an API key"
+        " (OPENAI_API_KEY and --model MODEL) or start a local server (Ollama is found by"
+        f" itself). Offline check: quiztui lint {quiz}"
+    )
+
+
 def prior_text(value: float, auto_label: str | None) -> str:
     """``fixed 0.95``, or the auto estimate's label (value, interval, questions, shrinkage)."""
     return auto_label if auto_label else f"fixed {value:g}"
@@ -111,18 +160,24 @@ def prior_text(value: float, auto_label: str | None) -> str:
 
 __all__ = [
     "CONFIDENCE_HELP",
+    "COST_UNKNOWN",
     "INCOMPLETE",
     "LIVE_STATUSES",
     "PANEL_FIT",
     "PARTIAL_SCORES",
     "PARTIAL_STATUSES",
     "P_TRUE_HELP",
+    "QUIZ_KEY",
+    "TRUTH_FILE",
     "UNCALIBRATED_RATES",
     "UNCALIBRATED_SOURCE",
+    "cost_text",
     "is_partial",
     "judge_rates_text",
     "judge_source",
     "measured_on",
+    "simulated_note",
+    "simulated_rates_text",
     "prior_text",
     "profile_source",
     "run_state_text",

@@ -14,6 +14,7 @@ from quiztui.embed.minilm import (
     EmbedExtraMissing,
     EmbedModelInvalid,
     embed_available,
+    extra_missing,
     load_embedder,
 )
 
@@ -25,5 +26,6 @@ __all__ = [
     "EmbedModelInvalid",
     "Embedder",
     "embed_available",
+    "extra_missing",
     "load_embedder",
 ]

@@ -73,6 +73,17 @@ def embed_available() -> bool:
     return all(_find(module) for module, _ in _EXTRA_MODULES)
 
 
+def extra_missing() -> EmbedExtraMissing | None:
+    """What ``load_embedder`` would raise for a missing extra, found without importing it
+    (None: the extra is installed): a screen refuses the embedding grader with it before it
+    clears anything."""
+    missing = [dist for module, dist in _EXTRA_MODULES if not _find(module)]
+    if not missing:
+        return None
+    verb = "is" if len(missing) == 1 else "are"
+    return EmbedExtraMissing(f"{', '.join(missing)} {verb} not installed")
+
+
 def _find(module: str) -> bool:
     try:
         return importlib.util.find_spec(module) is not None
@@ -82,10 +93,9 @@ def _find(module: str) -> bool:
 
 def _import_extra() -> tuple[Any, Any]:
     """Import onnxruntime and the model package (and check tokenizers), or say what is missing."""
-    missing = [dist for module, dist in _EXTRA_MODULES if not _find(module)]
-    if missing:
-        verb = "is" if len(missing) == 1 else "are"
-        raise EmbedExtraMissing(f"{', '.join(missing)} {verb} not installed")
+    missing = extra_missing()
+    if missing is not None:
+        raise missing
     loaded = []
     for module, dist in _EXTRA_MODULES:
         try:

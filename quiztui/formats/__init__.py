@@ -110,20 +110,10 @@ def load_quiz(
     if fmt is not None and fmt not in FORMATS:
         known = ", ".join(sorted(FORMATS))
         raise _error(shown, f"unknown quiz format {fmt!r} (known: {known})")
-    suffix = path.suffix.lower()
-    known_suffixes = sorted({ext for f in FORMATS.values() for ext in f.extensions})
-    if fmt is None and suffix not in known_suffixes:
-        what = f"extension {suffix!r}" if suffix else "no extension"
-        known = "; ".join(f"{f.name} {' '.join(f.extensions)}" for f in FORMATS.values())
-        raise _error(
-            shown,
-            f"unknown quiz format: {what} (known: {known}; rename the file, or name the format"
-            " with convert --from)",
-        )
     notes: list[str] = []
-    text = read_text(path, shown, notes)
+    text = read_text(path, shown, notes)  # a missing file is "not found", whatever its name
     title = quiz_title(path)
-    fmt = fmt or detect_format(path, text)
+    fmt = fmt or detect_format(path, text, shown)
     if fmt in ("json", "quizaic", "opentdb") and (line := too_deep(text)) is not None:
         # Before json recurses into it: a RecursionError is a traceback, not a message.
         raise QuizFormatError(
@@ -152,16 +142,35 @@ def quiz_title(path: Path) -> str:
     return path.stem
 
 
-def detect_format(path: Path, text: str) -> str:
+# How to name a quiz file's format where its extension says none: the subcommands that read a
+# quiz have no format flag, so the way is a known extension or `quiztui convert --from`.
+FORMAT_HINT = (
+    "rename the file with one of these extensions, or convert it: quiztui convert FILE"
+    " --from FORMAT NEW_FILE"
+)
+
+
+def unknown_format(shown: str, suffix: str, hint: str = FORMAT_HINT) -> QuizFormatError:
+    """The one-line error of a file whose extension names no quiz format."""
+    what = f"extension {suffix!r}" if suffix else "no extension"
+    known = "; ".join(f"{f.name} {' '.join(f.extensions)}" for f in FORMATS.values())
+    return _error(shown, f"unknown quiz format: {what} (known: {known}); {hint}")
+
+
+def detect_format(path: Path, text: str, shown: str | None = None) -> str:
     """The format of a file by its extension, then its content where the extension is shared:
     ``.json`` is "json" (Open Trivia DB or Quizaic, told apart when parsed); ``.txt`` may be
-    Quizaic JSON Lines, Aiken or GIFT (``name.gift.txt`` and ``name.aiken.txt`` say which)."""
+    Quizaic JSON Lines, Aiken or GIFT (``name.gift.txt`` and ``name.aiken.txt`` say which).
+    An extension no format has is a ``QuizFormatError`` (``unknown_format``)."""
     name = path.name.lower()
     suffix = path.suffix.lower()
     if suffix == ".json":
         return "json"
     if suffix != ".txt":
-        return next(f.name for f in FORMATS.values() if suffix in f.extensions)
+        found = next((f.name for f in FORMATS.values() if suffix in f.extensions), None)
+        if found is None:
+            raise unknown_format(shown or str(path), suffix)
+        return found
     if name.endswith(".gift.txt"):
         return "gift"
     if name.endswith(".aiken.txt"):

@@ -29,6 +29,7 @@ ANSWER_NAMES = (
     "key",
     "target",
     "gold",
+    "correct",
 )
 CATEGORY_NAMES = ("subject", "category", "topic")
 # One column per option: "A".."J", "option a", "option_a", "optiona", "opa", "option1",
@@ -117,21 +118,26 @@ def resolve_answer(
     labels: Sequence[str] = (),
     one_based: bool = False,
     letters: bool = False,
+    hub_index: bool = False,
 ) -> str:
     """The option text an answer names, else the answer as text (the caller reports it).
 
     A label (ARC's ``"1"``/``"A"``) wins; a JSON number is a 0-based index (datasets' convention);
     with ``letters`` (see ``letter_answers``) a letter is a position; a text equal to an option
     is that option; a single letter A–J is a position; a string of digits is an index, 1-based
-    with ``one_based`` (spreadsheets), else 0-based."""
+    with ``one_based`` (spreadsheets), else 0-based. With ``hub_index`` (a dataset hub's options
+    list in one cell, whose integer answer is always a 0-based index) a string of digits is that
+    index before it is an option's text: options ``1, 2, 3, 4`` with answer ``1`` are keyed
+    ``2``."""
     if isinstance(value, bool):
         return str(value)
     text = str(value).strip()
     if labels and text in labels:
         index = list(labels).index(text)
         return options[index] if index < len(options) else text
-    if isinstance(value, int):
-        return options[value] if 0 <= value < len(options) else text
+    if isinstance(value, int) or (hub_index and text.isdecimal()):
+        position = int(text)
+        return options[position] if 0 <= position < len(options) else text
     if text in options and not (letters and len(text) == 1):
         return text
     if len(text) == 1 and text.upper() in _LETTERS:

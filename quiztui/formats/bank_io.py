@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from quiztui.core.bank import Bank, Item, Skipped, question_item
-from quiztui.errors import QuiztuiError
+from quiztui.errors import QuizFormatError, QuiztuiError
 from quiztui.formats import (
     BANK_FORMATS,
     FORMATS,
@@ -39,6 +39,19 @@ OUTPUT_EXTENSIONS = {
 }
 
 
+def _detect(path: Path, text: str, shown: str) -> str:
+    """The file's format; an unknown extension points at the flag ``convert`` (the one caller
+    naming a format) has: ``--from``."""
+    from quiztui.formats import unknown_format
+
+    try:
+        return detect_format(path, text, shown)
+    except QuizFormatError:
+        raise unknown_format(
+            shown, path.suffix.lower(), "name the format with --from FORMAT"
+        ) from None
+
+
 def load_bank(
     path: str | Path,
     fmt: str | None = None,
@@ -54,7 +67,7 @@ def load_bank(
     path = Path(path)
     notes: list[str] = []
     text = read_text(path, shown, notes)
-    detected = fmt or detect_format(path, text)
+    detected = fmt or _detect(path, text, shown)
     if detected in BANK_FORMATS:
         bank: Bank = format_module(detected).parse_bank(
             text, shown, quiz_title(path), strict=strict

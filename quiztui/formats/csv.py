@@ -154,13 +154,16 @@ def _read_option_columns(
         columns = found
         rows = rows[1:]
     answers = [cells[columns.answer].strip() for _, cells in rows if columns.answer < len(cells)]
-    one_based = "0" not in answers
+    listed = columns.choices is not None and not columns.options
+    one_based = "0" not in answers and not listed  # a hub's options list: a 0-based index
     letters = _dataset.letter_answers(answers)
     for line, row in rows:
         cells = row + [""] * (len(columns.names) - len(row))
         options, fields = _row_options(cells, columns)
         answer = cells[columns.answer]
-        correct = _dataset.resolve_answer(answer, options, one_based=one_based, letters=letters)
+        correct = _dataset.resolve_answer(
+            answer, options, one_based=one_based, letters=letters, hub_index=listed
+        )
         if not answer.strip():
             correct = ""
         category = cells[columns.category] if columns.category is not None else None
@@ -230,7 +233,8 @@ def _columns(
         options = [by_name[_dataset.canonical(n)] for n in given["options"]]
     if answer is None:
         builder.problem(
-            "missing answer column in the header (answer, answerKey, correct_answer, label)",
+            "missing answer column in the header (answer, answerKey, correct_answer, correct,"
+            " key, label; or name it with --columns answer=NAME)",
             line=1,
             field="answer",
         )

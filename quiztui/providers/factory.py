@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import httpx
 
 from quiztui.config import Config, JudgeConfig
+from quiztui.core.figures import QUIZ_KEY, TRUTH_FILE
 from quiztui.core.quiz import Quiz
 from quiztui.errors import ConfigError
 from quiztui.providers import anthropic, gemini
@@ -48,7 +49,8 @@ def simulated_provider(
     elif quiz is None:
         source, truth = "its own oracles", {}
     else:
-        source, truth = ("truth file" if quiz.truth else "the quiz key"), truth_table(quiz)
+        source = TRUTH_FILE if quiz.truth else QUIZ_KEY
+        truth = truth_table(quiz)
     s = config.simulated
     return SimulatedProvider(
         truth,

@@ -41,7 +41,7 @@ class SimulatedProvider:
         line_delay: float = 0.0,
         seed: int = 0,
         concurrency: int = 16,
-        truth_source: str = "key",
+        truth_source: str = "the quiz key",
         disagreement: float = 0.0,
         refusal_rate: float = 0.0,
     ) -> None:
@@ -60,9 +60,10 @@ class SimulatedProvider:
 
     @property
     def label(self) -> str:
-        return (
-            f"SIMULATED judge (TPR {self.tpr:g}, TNR {self.tnr:g}, truth from {self.truth_source})"
-        )
+        from quiztui.core.figures import simulated_rates_text
+
+        rates = simulated_rates_text(self.tpr, self.tnr)
+        return f"SIMULATED judge (answers from {self.truth_source}; {rates})"
 
     async def complete(
         self,

@@ -6,12 +6,12 @@ Spearman ρ do not depend on it. Every figure carries its bootstrap 95 % interva
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from quiztui.core.benchmark import BRACKETS
 from quiztui.core.grade_fit import KFoldResult
 from quiztui.formats.marked import Scale
+from quiztui.report import json_text
 from quiztui.report.grades import confusion_rows
 from quiztui.report.writers import md_cell
 
@@ -149,4 +149,4 @@ def kfold_dict(r: KFoldResult, scale: Scale, judge: str, saved: Any = None) -> d
 
 
 def kfold_json(r: KFoldResult, scale: Scale, judge: str, saved: Any = None) -> str:
-    return json.dumps(kfold_dict(r, scale, judge, saved), indent=2) + "\n"
+    return json_text.dumps(kfold_dict(r, scale, judge, saved), indent=2) + "\n"

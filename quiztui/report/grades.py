@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from quiztui.core.benchmark import BRACKETS, SEED_FIGURES, Agreement, BenchmarkResult
 from quiztui.core.grading import FactScore, GradeItem, GradeOutcome
 from quiztui.pipeline.grade import GradeSummary, benchmark_dict
+from quiztui.report import json_text
 from quiztui.report.writers import md_cell
 
 Row = tuple[GradeItem, GradeOutcome]
@@ -68,7 +68,7 @@ def grades_json(rows: Sequence[Row], summary: GradeSummary | None, label: str) -
         "summary": asdict(summary) if summary is not None else None,
         "items": [_outcome_dict(i, o) for i, o in rows],
     }
-    return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+    return json_text.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
 
 def grades_csv(rows: Sequence[Row]) -> str:
@@ -258,4 +258,4 @@ def benchmark_markdown(r: BenchmarkResult, judge: str) -> str:
 
 
 def benchmark_json(r: BenchmarkResult, judge: str) -> str:
-    return json.dumps({"judge": judge, **benchmark_dict(r)}, indent=2) + "\n"
+    return json_text.dumps({"judge": judge, **benchmark_dict(r)}, indent=2) + "\n"

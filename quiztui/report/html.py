@@ -21,6 +21,7 @@ from quiztui import __version__
 from quiztui.core.figures import (
     CONFIDENCE_HELP,
     P_TRUE_HELP,
+    cost_text,
     is_partial,
     judge_rates_text,
     prior_text,
@@ -64,10 +65,6 @@ def _badge(badge: str) -> str:
 def _rates(s: RunSummary) -> str:
     """The judge's rates as every face shows them (core/figures.judge_rates_text)."""
     return _e(judge_rates_text(s.tpr, s.tnr, s.tpr_ci, s.tnr_ci, s.calibration))
-
-
-def _cost(value: float | None) -> str:
-    return "unknown (no price configured)" if value is None else f"${value:.4f}"
 
 
 def _elapsed(seconds: float) -> str:
@@ -116,7 +113,7 @@ def _summary(s: RunSummary, extras: ReportExtras) -> str:
             f"{s.tokens_in:,} in · {s.tokens_out:,} out"
             + (" (estimated)" if s.tokens_estimated else ""),
         ),
-        ("Cost", _cost(s.cost)),
+        ("Cost", cost_text(s.cost, s.simulated)),
         ("Elapsed", _elapsed(s.elapsed)),
     ]
     return (

@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 from quiztui.core.lint import CODES, LintFinding, LintReport
 from quiztui.core.quiz import Quiz
+from quiztui.report import json_text
 from quiztui.report.text import text_table
 from quiztui.report.writers import md_cell
 
@@ -122,7 +123,7 @@ def report_json(report: LintReport, quiz: Quiz, fail_on: str) -> str:
         **report.to_dict(),
         "codes": _codes(),
     }
-    return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+    return json_text.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
 
 def report_csv(report: LintReport, quiz: Quiz, fail_on: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -14,6 +13,7 @@ from pathlib import Path
 from quiztui.core.figures import (
     CONFIDENCE_HELP,
     P_TRUE_HELP,
+    cost_text,
     is_partial,
     judge_rates_text,
     prior_text,
@@ -24,6 +24,7 @@ from quiztui.core.wrong_keys import WrongKeys, wrong_keys_of, wrong_keys_text
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import QuestionSummary, RunSummary
 from quiztui.pipeline.summary import summary_to_dict
+from quiztui.report import json_text
 from quiztui.report.extras import NO_EXTRAS, ReportExtras
 from quiztui.report.html import to_html
 from quiztui.report.junit import to_junit
@@ -75,7 +76,7 @@ def to_json(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
         data["lint"] = extras.lint.to_dict()
     if extras.decisions:
         data["review"] = _review_list(summary, extras)
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return json_text.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def _review_list(summary: RunSummary, extras: ReportExtras) -> list[dict[str, object]]:
@@ -211,7 +212,7 @@ def to_markdown(summary: RunSummary, extras: ReportExtras = NO_EXTRAS) -> str:
         f" tokens in {s.tokens_in} / out {s.tokens_out}"
         + (" (estimated: the server sent no usage)" if s.tokens_estimated else "")
         + ", cost "
-        + ("unknown (no price in [cost])" if s.cost is None else f"${s.cost:.4f}"),
+        + cost_text(s.cost, s.simulated),
         "- Badges: " + ", ".join(f"{k} {v}" for k, v in sorted(s.badge_counts.items())),
         "- Graded: P(key is the answer) from the judge's token P(true) per option (A / B / …),"
         " where it sent logprobs",

@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     from quiztui import resources
+    from quiztui.core.figures import QUIZ_KEY, TRUTH_FILE
     from quiztui.formats import load_quiz
     from quiztui.pipeline.events import VetEvent
     from quiztui.pipeline.prompts import load_prompt
@@ -41,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
         latency=args.latency,
         line_delay=args.line_delay,
         concurrency=2,
-        truth_source="truth file" if quiz.truth else "the quiz key",
+        truth_source=TRUTH_FILE if quiz.truth else QUIZ_KEY,
     )
     prompt = load_prompt("judge_assertions")
     settings = VetSettings(

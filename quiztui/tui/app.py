@@ -82,6 +82,9 @@ class QuiztuiApp(App[None]):
         if self.requested_keymap:
             self.set_keymap(self.requested_keymap)
         self.services = services
+        # The vet run quit while it was running (its verdicts so far are kept): the CLI prints
+        # the exact `quiztui vet --resume RUN_ID` once the terminal is back.
+        self.interrupted_run: int | None = None
         # Judge profiles (calibrations), newest first as the store lists them; the metrics
         # screen shows them and the Calibrate screen adds the ones it measures.
         self.profiles: list[JudgeProfile] = list(services.profiles)
@@ -291,11 +294,11 @@ class QuiztuiApp(App[None]):
 
     def _save_quit(self, answer: str | None) -> None:
         if answer == "discard":
-            self.exit()
+            self._exit_noting_the_run()
         elif answer == "save":
             self.vet_screen.action_save_quiz()
             if not self.vet_screen.unsaved:  # written: quit; a failed save says why and stays
-                self.exit()
+                self._exit_noting_the_run()
 
     async def go_home(self) -> None:
         """Back to the vet screen, closing what is open above it."""
@@ -332,6 +335,7 @@ class QuiztuiApp(App[None]):
 
     def export_report(self, fmt: str) -> None:
         """Write the finished vet run's report (md, json, csv, html) beside the quiz file."""
+        from quiztui.errors import QuiztuiError
         from quiztui.report.extras import ReportExtras
         from quiztui.report.writers import render_report, spreadsheet_safe
 
@@ -340,7 +344,15 @@ class QuiztuiApp(App[None]):
         if summary is None:
             self.notify("No finished run to export yet (r starts one)", timeout=5)
             return
-        text = render_report(summary, fmt, ReportExtras(vet.quiz.unjudged, vet.lint_report))
+        notes: tuple[str, ...] = ()
+        if self.services.report is not None:  # the report `quiztui report N` writes
+            try:
+                text, notes = self.services.report(summary.run_id, fmt)
+            except QuiztuiError as exc:
+                self.notify(str(exc), title="Not exported", severity="error", markup=False)
+                return
+        else:
+            text = render_report(summary, fmt, ReportExtras(vet.quiz.unjudged, vet.lint_report))
         if fmt == "csv":
             text = spreadsheet_safe(text)
         source = Path(vet.quiz.source_path) if vet.quiz.source_path else Path.cwd() / "quiz"
@@ -350,7 +362,8 @@ class QuiztuiApp(App[None]):
         except OSError as exc:
             self.notify(f"{path}: {exc.strerror or exc}", title="Not exported", severity="error")
             return
-        self.notify(f"Report written to {path}", title="Exported", markup=False, timeout=8)
+        shown = "\n".join((f"Report written to {path}", *notes))
+        self.notify(shown, title="Exported", markup=False, timeout=8)
 
     def on_fragility_measured(self, message: FragilityMeasured) -> None:
         self.vet_screen.set_fragility(message.flags)
@@ -394,7 +407,7 @@ class QuiztuiApp(App[None]):
         if isinstance(self.screen, SaveQuitScreen):
             return  # it is asking already
         if (not busy and not unsaved) or isinstance(self.screen, ConfirmQuitScreen):
-            self.exit()
+            self._exit_noting_the_run()
             return
         if unsaved:  # the edits come first: save, discard or stay (a run is cancelled by quit)
             self.push_screen(SaveQuitScreen(self._unsaved_question(unsaved)), self._save_quit)
@@ -402,10 +415,14 @@ class QuiztuiApp(App[None]):
 
         def answered(quit_app: bool | None) -> None:
             if quit_app:
-                self.exit()
+                self._exit_noting_the_run()
 
+        started = self.vet_screen.state.started
         question = (
-            "A run is in progress. Quit anyway?"
+            "A run is in progress. Quit anyway? Its verdicts so far are kept:"
+            f" quiztui vet --resume {started.run_id} continues it."
+            if self.vet_screen.running and started is not None
+            else "A run is in progress. Quit anyway?"
             if self.vet_screen.running
             else "A calibration is running. Quit anyway?"
             if self.calibrating
@@ -418,6 +435,12 @@ class QuiztuiApp(App[None]):
             else f"{unsaved} edited question(s) not written to the file (ctrl+s). Quit anyway?"
         )
         self.push_screen(ConfirmQuitScreen(question), callback=answered)
+
+    def _exit_noting_the_run(self) -> None:
+        started = self.vet_screen.state.started
+        if self.vet_screen.running and started is not None:
+            self.interrupted_run = started.run_id
+        self.exit()
 
 
 def known_binding_ids() -> set[str]:

@@ -106,6 +106,12 @@ class AppServices:
     estimate: Callable[[], Estimate | None] | None = None
     # The review desk's decisions (accept / fix / rewrite / drop); None: nowhere to keep them.
     decisions: DecisionBook | None = None
+    # A stored run's report, (run id, format) → (text, notes): what `quiztui report N` prints
+    # (report/stored.stored_report); None: the export renders the screen's own summary.
+    report: Callable[[int, str], tuple[str, tuple[str, ...]]] | None = None
+    # The SIMULATED state said plainly (core/figures.simulated_note): where its verdicts come
+    # from, what it cannot find, the one step to a real judge; "" for a real judge.
+    simulated_note: str = ""
 
 
 __all__ = [

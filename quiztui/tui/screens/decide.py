@@ -345,7 +345,8 @@ class ReviewDesk:
             return
         screen.notify(
             f"Wrote {len(applied.fixed)} fixed key(s) to {applied.path.name} (backup:"
-            f" {applied.backup.name}); r re-scores them (verdicts come from the cache)",
+            f" {applied.backup.name}); r re-scores them"
+            + ("" if screen.simulated else " (verdicts come from the cache)"),
             title="Fixes applied",
             markup=False,
             timeout=8,

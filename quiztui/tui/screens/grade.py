@@ -452,6 +452,18 @@ class GradeScreen(LiveRunScreen):
         stack = self.app.screen_stack
         return self in stack and stack.index(self) > 0
 
+    def _grader_refused(self) -> bool:
+        """The embedding grader without its extra: said in one line, before anything is
+        cleared or started (the run would fail at its first answer)."""
+        if self.grader != "embedding":
+            return False
+        from quiztui.embed import extra_missing
+
+        missing = extra_missing()
+        if missing is not None:
+            self.notify_error(str(missing), "Embedding grader unavailable")
+        return missing is not None
+
     def action_start_run(self) -> None:
         """Grade the loaded file with the selected grader (a running grade is replaced)."""
         if self.start is None:
@@ -464,6 +476,8 @@ class GradeScreen(LiveRunScreen):
                 markup=False,
             )
             return
+        if self._grader_refused():
+            return  # the last results stay on the screen
         self.records.clear()
         self.singles_graded = self.singles_unscored = 0  # their rows go too
         self._new.clear()
@@ -485,6 +499,8 @@ class GradeScreen(LiveRunScreen):
         """Grade a single answer with the selected grader; it gets its own row."""
         if self.start is None:
             self.notify_error(UNAVAILABLE, "Grading unavailable")
+            return
+        if self._grader_refused():
             return
         self._one_count += 1
         n = self._one_count

@@ -41,7 +41,7 @@ from quiztui.core.bayes import (
     reliability_bins,
 )
 from quiztui.core.calibration import JudgeProfile
-from quiztui.core.figures import UNCALIBRATED, judge_rates_text, run_state_text
+from quiztui.core.figures import UNCALIBRATED, cost_text, judge_rates_text, run_state_text
 from quiztui.core.kscore import Badge, badge
 from quiztui.core.quiz import Quiz
 from quiztui.tui.screens.run_screen import log_worker_error
@@ -645,7 +645,13 @@ class MetricsScreen(Screen[None]):
                 text.append(f"{label:<16}", style="bold")
                 text.append(f"{value}\n")
         text.append(f"{'cost':<16}", style="bold")
-        text.append("not known — the run's events carry no price", style="dim")
+        simulated = state.started.simulated if state.started is not None else False
+        if state.summary is not None:
+            text.append(cost_text(state.summary.cost, state.summary.simulated))
+        elif usage is not None or simulated:
+            text.append(cost_text(usage.cost if usage is not None else None, simulated))
+        else:
+            text.append("—", style="dim")
         if state.last_error:
             text.append(f"\n{'last error':<16}", style="bold")
             text.append(one_line(state.last_error))

@@ -33,7 +33,6 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
-from textual.widgets.data_table import ColumnKey
 from textual.worker import Worker, WorkerState
 
 from quiztui.core.figures import (
@@ -43,6 +42,7 @@ from quiztui.core.figures import (
     prior_text,
     run_state_text,
 )
+from quiztui.core.figures import cost_text as figures_cost_text
 from quiztui.core.quiz import Question
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import QuestionScored
@@ -82,8 +82,11 @@ def when(timestamp: float, fmt: str = "%m-%d %H:%M") -> str:
     return time.strftime(fmt, time.localtime(timestamp))
 
 
-def cost_text(cost: float | None) -> str:
-    return DASH if cost is None else f"${cost:.4f}" if cost < 1 else f"${cost:.2f}"
+def cost_text(r: RunListing) -> str:
+    """A listed run's cost in the reports' wording (core/figures.cost_text); — when unknown."""
+    if r.simulated:
+        return figures_cost_text(None, simulated=True)
+    return DASH if r.cost is None else figures_cost_text(r.cost)
 
 
 def judge_cell(simulated: bool, model: str) -> Cell:
@@ -113,12 +116,15 @@ def badge_counts_text(counts: dict[str, int], has_summary: bool) -> str:
 
 
 class RunTable(NavTable):
-    """One row per stored run, newest first; a ● in the id column marks a run to compare."""
+    """One row per stored run, newest first; a ● in the id column marks a run to compare. The
+    id is as ``quiztui runs`` prints it (``grade:3`` beside the vet/calibrate/panel sequence: two
+    kinds never show the same bare id), and the kind has its own column."""
 
     COLUMNS: ClassVar[Sequence[ColumnSpec]] = (
-        ColumnSpec("id", "  id", 5),
+        ColumnSpec("id", "  id", 14),
+        ColumnSpec("kind", "kind", 10),
         ColumnSpec("date", "date", 11),
-        ColumnSpec("status", "status", 9),
+        ColumnSpec("status", "status", 10),
         ColumnSpec("quiz", "quiz", 6, flex=1),
         ColumnSpec("judge", "judge", 6, flex=1),
         ColumnSpec("questions", " qs", 3),
@@ -126,33 +132,26 @@ class RunTable(NavTable):
         ColumnSpec("unjudged", "unj", 4),
         ColumnSpec("cost", "cost", 7),
     )
-
-    WIDE: ClassVar[int] = 100  # narrower, the date column folds away (the panel below shows it)
-    DATE_WIDTH: ClassVar[int] = 11
-
-    def fit_columns(self, width: int) -> None:
-        """As NavTable's, but below ``WIDE`` columns the date column gets no width and its
-        share goes to the quiz and judge columns (80 columns would leave them 6 each)."""
-        narrow = width < self.WIDE
-        date = self.columns.get(ColumnKey("date"))
-        if date is not None and date.width != (0 if narrow else self.DATE_WIDTH):
-            date.width = 0 if narrow else self.DATE_WIDTH
-            self._require_update_dimensions = True
-            self._clear_caches()
-            self.refresh()
-        # The parent counts the date column at its full width; give that width back.
-        super().fit_columns(width + (self.DATE_WIDTH if narrow else 0))
+    # Narrow, these fold away in this order (the panel below names them for the highlighted run)
+    PRIORITY: ClassVar[dict[str, int]] = {
+        "badges": 0,
+        "questions": 1,
+        "cost": 2,
+        "judge": 3,
+        "unjudged": 4,
+        "date": 5,  # at 80 columns: id, kind, status, quiz, qs, g/q/p and cost
+    }
 
     @staticmethod
     def row_cells(r: RunListing, marked: bool) -> list[Cell]:
         mark = cell("● " if marked else "  ", "bold")
-        mark.append(f"{r.id:>3}")
-        word = INCOMPLETE if is_partial(r.status, r.not_run) else r.status
-        status = word if r.kind == "vet" else f"{r.kind[:5]}/{word}"
+        mark.append(f"{listing_key(r):>12}")
+        status = INCOMPLETE if is_partial(r.status, r.not_run) else r.status
         # badges are a vet run's: — for grade, review and robustness runs
         badges = badge_counts_text(r.badge_counts, r.has_summary and r.kind in RUNS_TABLE_KINDS)
         return [
             mark,
+            cell(r.kind),
             cell(when(r.created_at)),
             cell(status, STATUS_STYLES.get(r.status, "")),
             cell(r.quiz_title),
@@ -160,14 +159,14 @@ class RunTable(NavTable):
             cell(f"{r.questions:>3}"),
             cell(f"{badges:>8}"),
             cell(f"{r.unjudged:>4}", "bold magenta" if r.unjudged else "dim"),
-            cell(f"{cost_text(r.cost):>7}"),
+            cell(f"{cost_text(r):>7}"),
         ]
 
 
 def listing_text(r: RunListing) -> Text:
     """The highlighted run in full (the table clips quiz and judge at 80 columns)."""
     text = Text(end="")
-    text.append(f"run {r.id}", style="bold")
+    text.append(f"run {listing_key(r)}", style="bold")
     text.append(f" · {r.kind} · ")
     text.append(run_state_text(r.status, r.not_run), style=STATUS_STYLES.get(r.status, ""))
     ended = f" → {when(r.finished_at, '%H:%M')}" if r.finished_at else ""
@@ -186,7 +185,7 @@ def listing_text(r: RunListing) -> Text:
     else:
         text.append("no stored summary (rebuilt from its verdicts when opened) · ", style="dim")
     text.append(f"{r.judged}/{r.assertions} judged · {r.unjudged} unjudged")
-    text.append(f" · cost {cost_text(r.cost)}")
+    text.append(f" · cost {cost_text(r)}")
     return text
 
 
@@ -657,7 +656,9 @@ def run_header(loaded: LoadedRun) -> Text:
     )
     text.append(f"\n{len(s.questions)} questions · ")
     badge_counts(text, s.badge_counts)
-    text.append(f"cost {cost_text(s.cost)} · judged {s.judged} · unjudged {s.unjudged}")
+    text.append(
+        f"cost {figures_cost_text(s.cost, s.simulated)} · judged {s.judged} · unjudged {s.unjudged}"
+    )
     if loaded.note:
         text.append("\n" + loaded.note, style="italic")
     return text

@@ -129,6 +129,7 @@ class VetScreen(LiveRunScreen):
         self.start_run = services.start_run
         self.judge_label = services.judge_label
         self.simulated = services.simulated
+        self.simulated_note = services.simulated_note
         self.calibration = services.calibration
         self.prior_label = services.prior  # prior = "auto": the estimate, once a run has ended
         self.autorun = autorun
@@ -176,6 +177,9 @@ class VetScreen(LiveRunScreen):
             self._notify_skipped()
         self.questions_table.focus()
         self.start_flush_timer()
+        if self.simulated_note:  # said once, long enough to read; the header keeps it (tooltip)
+            self.query_one(RunHeader).tooltip = self.simulated_note
+            self.notify(self.simulated_note, title="SIMULATED judge", markup=False, timeout=12)
         if self.autorun:
             self.action_start_run()
         elif not self.simulated:  # a paid judge: nothing is sent before r
@@ -760,9 +764,12 @@ class VetScreen(LiveRunScreen):
         usage = self._rejudge_usage
         requests = usage.requests if usage is not None else 0
         badge = QuestionsTable.badge_of(record)
+        # The simulated judge is never cached (it answers from the key an edit changes): no
+        # count of cache hits that could only ever be 0.
+        cached = "" if self.simulated else f", {self._rejudge_cached} verdict(s) from the cache"
         self.notify(
-            f"Question {record.number} re-judged: {badge} · {requests} request(s),"
-            f" {self._rejudge_cached} verdict(s) from the cache · ctrl+s writes the file",
+            f"Question {record.number} re-judged: {badge} · {requests} request(s){cached}"
+            " · ctrl+s writes the file",
             title="Re-judged",
             markup=False,
             timeout=8,

@@ -8,6 +8,7 @@ from textual.events import Resize
 from textual.widgets import Static
 
 from quiztui.core.estimate import Estimate, usd
+from quiztui.core.figures import cost_text
 from quiztui.tui.widgets.cells import one_line
 
 STATUS_STYLES = {
@@ -113,7 +114,7 @@ class RunHeader(Static):
     def cost_text(self) -> str:
         """What the run costs: spent so far, else the estimate; a simulated judge is free."""
         if self.simulated:
-            return "cost $0"
+            return f"cost {cost_text(None, simulated=True)}"  # as the Usage tab and reports
         estimated = self.estimate.cost if self.estimate is not None else None
         if self.spent is not None:
             text = f"cost {usd(self.spent)}"
