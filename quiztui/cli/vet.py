@@ -194,6 +194,7 @@ def build_vet_app(
         fragility=latest[1] if latest else {},
         bank=try_bank(Path(quiz.source_path) if quiz.source_path else None),
         start_rejudge=runs.start_run,
+        start_edited_run=lambda edited: runs.start_run(quiz=edited),
         prior=lambda: prior_label(runs),
         lint=lambda edited: lint_report(config, edited),
         calibrate=CalibrateService(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from itertools import islice
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -127,6 +127,8 @@ class VetScreen(LiveRunScreen):
         self._rejudge_worker: Worker[None] | None = None
         self._rejudging: str | None = None  # the question id being re-judged
         self.start_run = services.start_run
+        self.start_edited_run = services.start_edited_run
+        self.opened_quiz = quiz  # what ``start_run`` judges; ``self.quiz`` follows the edits
         self.judge_label = services.judge_label
         self.simulated = services.simulated
         self.calibration = services.calibration
@@ -243,7 +245,14 @@ class VetScreen(LiveRunScreen):
         self._pause_collector()
         self.state.begin()
         self._status_changed()
-        self.start_run_worker(self.start_run, self._record)
+        self.start_run_worker(self._run_events(), self._record)
+
+    def _run_events(self) -> Callable[[], AsyncIterator[VetEvent]]:
+        """The quiz as it is now: edited or re-keyed since it was opened, it is judged so."""
+        quiz, edited_run = self.quiz, self.start_edited_run
+        if quiz is self.opened_quiz or edited_run is None:
+            return self.start_run
+        return lambda: edited_run(quiz)
 
     def _apply_fragility(self) -> None:
         for qid, record in self.state.questions.items():
