@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from test_review_desk_tui import QUIZ, RIGHT_STAR, decide, judge_config, open_app, run_once, truth
 from textual.widgets import Input, Static
 from tui_helpers import settled, wait_until
 
+from quiztui.cli import main
 from quiztui.core.kscore import Badge
 from quiztui.formats import load_quiz
 from quiztui.store import Store
@@ -87,8 +89,7 @@ async def test_r_after_apply_fixes_judges_the_fixed_keys(tmp_path: Path) -> None
                 summary = str(detail.query_one("#detail-summary", Static).render())
                 assert "badge good" in summary and "judge thinks" not in summary
                 options = [
-                    str(detail.query_one(f"#detail-option-{i}", Static).render())
-                    for i in range(4)
+                    str(detail.query_one(f"#detail-option-{i}", Static).render()) for i in range(4)
                 ]
                 assert all("agrees yes" in text for text in options)
                 assert "← key" in options[RIGHT_STAR]
@@ -125,3 +126,69 @@ async def test_r_after_a_key_edit_judges_the_edited_key(tmp_path: Path) -> None:
             store.close()
     assert stored_keys(config.db_path(), run_id)["q2"] == RIGHT_STAR
     assert load_quiz(quiz_path).question("q2").key == RIGHT_STAR
+
+
+SHEET = "Prompt,opt1,opt2,opt3,Right,Notes\nWhat is 2+2?,3,4,5,B,easy\nCapital of France?,Paris,Rome,Oslo,A,\n"
+SHEET_COLUMNS = "question=Prompt,options=opt1+opt2+opt3,answer=Right"
+RECORDS = (
+    '{"stem": "What is 2+2?", "opts": ["3", "4", "5"], "ans": 1}\n'
+    '{"stem": "Capital of France?", "opts": ["Paris", "Rome", "Oslo"], "ans": 0}\n'
+)
+RECORD_COLUMNS = "question=stem,choices=opts,answer=ans"
+
+
+def drive_edit(monkeypatch: pytest.MonkeyPatch, key: str) -> list[str]:
+    """Make ``QuiztuiApp.run`` (as ``quiztui vet`` calls it) set question 1's key to ``key``
+    in the editor, then press ctrl+s on the vet screen; the toasts it showed."""
+    toasts: list[str] = []
+
+    async def drive(app: QuiztuiApp) -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settled(pilot)
+            app.vet_screen.questions_table.focus()
+            await pilot.press("g", "e")
+            await wait_until(pilot, lambda: isinstance(app.screen, EditQuestionScreen))
+            app.screen.query_one("#edit-key", Input).value = key
+            await pilot.press("ctrl+s")
+            await settled(pilot)
+            assert app.vet_screen.unsaved == 1
+            await pilot.press("ctrl+s")
+            await wait_until(pilot, lambda: app.vet_screen.unsaved == 0, what="the save")
+            toasts.extend(n.message for n in app._notifications)
+
+    monkeypatch.setattr(QuiztuiApp, "run", lambda self, **_: asyncio.run(drive(self)))
+    return toasts
+
+
+@pytest.mark.parametrize("how", ["flag", "import-table"])
+def test_a_quiz_read_with_columns_saves_its_edits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text(SHEET, encoding="utf-8")
+    argv = ["vet", str(sheet)]
+    if how == "flag":
+        argv += ["--columns", SHEET_COLUMNS]
+    else:
+        config_dir = tmp_path / "config"
+        config_dir.mkdir(exist_ok=True)
+        (config_dir / "config.toml").write_text(
+            '[import]\nquestion = "Prompt"\noptions = ["opt1", "opt2", "opt3"]\nanswer = "Right"\n',
+            encoding="utf-8",
+        )
+    toasts = drive_edit(monkeypatch, "C")
+    assert main(argv) == 0
+    assert any("Saved 1 edited question" in t for t in toasts), toasts
+    # Only the answer cell of the edited row changed, in the file's own columns and style.
+    assert sheet.read_text(encoding="utf-8") == SHEET.replace("5,B,easy", "5,C,easy")
+
+
+def test_a_dataset_record_is_edited_in_its_own_fields(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    records = tmp_path / "records.jsonl"
+    records.write_text(RECORDS, encoding="utf-8")
+    drive_edit(monkeypatch, "C")
+    assert main(["vet", str(records), "--columns", RECORD_COLUMNS]) == 0
+    # The answer stays an index in the "ans" field; no Quizaic fields are added beside it.
+    assert records.read_text(encoding="utf-8") == RECORDS.replace('"ans": 1', '"ans": 2')

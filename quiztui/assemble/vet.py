@@ -102,9 +102,7 @@ def vet_runs(
     opened = quiz  # the quiz as loaded: the simulated judge's truth comes from it
     made: list[VetRun] = []  # the whole-quiz runs: an edit is scored with the last one's prior
 
-    def start_run(
-        only: Quiz | None = None, *, quiz: Quiz | None = None
-    ) -> AsyncIterator[VetEvent]:
+    def start_run(only: Quiz | None = None, *, quiz: Quiz | None = None) -> AsyncIterator[VetEvent]:
         """A run over the quiz (``quiz``: as edited since it was opened), or over ``only`` (an
         edited question, re-judged alone)."""
         # Looked up at every start: a calibration made in the TUI applies to the next run.
@@ -199,13 +197,15 @@ def open_quiz(
         raise
 
 
-def try_bank(path: Path | None) -> Bank | None:
-    """The quiz file as a bank, for writing edits back (None when it cannot be read as one)."""
+def try_bank(path: Path | None, columns: Mapping[str, Sequence[str]] | None = None) -> Bank | None:
+    """The quiz file as a bank, for writing edits back (None when it cannot be read as one);
+    ``columns``: the ``--columns`` / ``[import]`` the quiz was read with."""
     from quiztui.formats.bank_io import load_bank
 
     if path is None:
         return None
     try:
-        return load_bank(path, strict=False)  # the items the quiz has, skipped ones kept aside
+        # the items the quiz has, skipped ones kept aside
+        return load_bank(path, strict=False, columns=columns)
     except QuiztuiError:
         return None

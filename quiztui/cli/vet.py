@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -160,6 +160,7 @@ def build_vet_app(
     autostart: bool = False,
     resume: int | None = None,
     batch_api: bool = False,
+    columns: Mapping[str, Sequence[str]] | None = None,
 ) -> Any:
     """The vet TUI over ``quiz`` with every tool wired to the configured judge and store."""
     from quiztui.assemble import calibrate, grade, review, robustness
@@ -192,7 +193,7 @@ def build_vet_app(
         ),
         profiles=store.profiles.list(),
         fragility=latest[1] if latest else {},
-        bank=try_bank(Path(quiz.source_path) if quiz.source_path else None),
+        bank=try_bank(Path(quiz.source_path) if quiz.source_path else None, columns),
         start_rejudge=runs.start_run,
         start_edited_run=lambda edited: runs.start_run(quiz=edited),
         prior=lambda: prior_label(runs),
@@ -278,6 +279,7 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
                 autostart=args.autostart,
                 resume=args.resume,
                 batch_api=getattr(args, "batch_api", False),
+                columns=columns,
             ).run()
             return 0
         if runs.provider.simulated:

@@ -156,6 +156,9 @@ class Bank:
     truth: Mapping[str, int] = field(default_factory=dict)
     skipped: tuple[Skipped, ...] = ()  # items a non-strict load left out (see ``Skipped``)
     notes: tuple[str, ...] = ()  # warnings about how the file was read (an encoding guessed)
+    # Which column or field holds what (``--columns``, ``[import]``) when the file was read with
+    # them: an edit is written back into the same columns.
+    columns: Mapping[str, tuple[str, ...]] | None = None
 
     def load_report(self) -> list[str]:
         """Warnings, then ``loaded N of M items (K skipped: …)`` and a line per skipped item."""

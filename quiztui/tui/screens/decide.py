@@ -338,7 +338,7 @@ class ReviewDesk:
             return
         screen.rekeyed({q.id: q.model_copy(update={"key": key}) for q, key in applied.fixed})
         try:
-            screen.bank = load_bank(applied.path, bank.format, strict=False)
+            screen.bank = load_bank(applied.path, bank.format, strict=False, columns=bank.columns)
         except QuiztuiError as exc:
             screen.bank = None
             screen.notify(printable(str(exc)), title="Written, but re-reading failed", markup=False)

@@ -695,7 +695,13 @@ class VetScreen(LiveRunScreen):
         questions = tuple(new if q.id == qid else q for q in self.quiz.questions)
         self.quiz = self.quiz.model_copy(update={"questions": questions, "truth": truth})
         self.state.quiz = self.quiz
-        if self.bank is not None:
+        if self.bank is None:  # said now, not at ctrl+s ("nothing to save")
+            self.notify(
+                "This quiz's file cannot be written back: the edit is judged here only",
+                severity="warning",
+                timeout=6,
+            )
+        else:
             index = item_index(qid)
             item = self.edits.get(index, self.bank.items[index])
             blank = blank_number(qid)  # a blank of an embedded-answers (Cloze) item
@@ -799,7 +805,8 @@ class VetScreen(LiveRunScreen):
         count = len(self.edits)
         self.edits.clear()
         try:
-            self.bank = load_bank(path, self.bank.format, strict=False)  # skipped items stay
+            # skipped items stay; a file read with --columns is read with them again
+            self.bank = load_bank(path, self.bank.format, strict=False, columns=self.bank.columns)
         except QuiztuiError as exc:
             self.bank = None
             self.notify(printable(str(exc)), title="Saved, but re-reading failed", markup=False)
