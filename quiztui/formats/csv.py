@@ -404,7 +404,7 @@ def splice_item(
         out = io.StringIO(newline="")
         csv.writer(out, delimiter=delimiter, lineterminator=newline).writerow(csv_row(row))
         return out.getvalue()[: -len(newline)]
-    columns = {name: i for i, name in reversed(list(enumerate(header)))}
+    at = {name: i for i, name in reversed(list(enumerate(header)))}
     distractors = [i for i, name in enumerate(header) if name.startswith(_DISTRACTOR_PREFIXES)]
     wrong = [o for i, o in enumerate(options) if i != key]
     if len(wrong) > len(distractors):
@@ -412,8 +412,8 @@ def splice_item(
             f"the CSV has {len(distractors)} distractor columns; the edited question has"
             f" {len(wrong)} wrong options"
         )
-    row[columns["question"]] = question
-    row[columns["correct"]] = options[key]
+    row[at["question"]] = question
+    row[at["correct"]] = options[key]
     for index, column in enumerate(distractors):
         row[column] = wrong[index] if index < len(wrong) else ""
     out = io.StringIO(newline="")
