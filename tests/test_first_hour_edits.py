@@ -7,6 +7,10 @@ the way ``quiztui QUIZ`` builds it (``cli/vet.build_vet_app``).
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -192,3 +196,85 @@ def test_a_dataset_record_is_edited_in_its_own_fields(
     assert main(["vet", str(records), "--columns", RECORD_COLUMNS]) == 0
     # The answer stays an index in the "ans" field; no Quizaic fields are added beside it.
     assert records.read_text(encoding="utf-8") == RECORDS.replace('"ans": 1', '"ans": 2')
+
+
+REPO = Path(__file__).resolve().parents[1]
+PLANTED = REPO / "sample_quizzes" / "planted_errors.json"
+MISMATCH = REPO / "tests" / "fixtures" / "truth_mismatch"
+AUSTRALIA = "What is the capital of Australia?"
+REWORDED = "Which city is the capital of Australia?"
+
+
+def planted_copy(tmp_path: Path) -> Path:
+    quiz = tmp_path / "planted.json"
+    quiz.write_text(PLANTED.read_text(encoding="utf-8"), encoding="utf-8")
+    truth = PLANTED.with_name("planted_errors.truth.json").read_text(encoding="utf-8")
+    (tmp_path / "planted.truth.json").write_text(truth, encoding="utf-8")
+    return quiz
+
+
+def quiztui(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "quiztui", *args],
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("reworded", f"question {REWORDED!r}"),
+        ("truth_unknown_question", "question 'What is the capital of Portugal?' is not in"),
+        ("truth_unknown_option", "'Barcelona' is not among the options of question 2 (q2"),
+    ],
+)
+@pytest.mark.parametrize("command", ["lint", "vet"])
+def test_a_truth_file_that_no_longer_fits_warns_and_never_refuses_the_quiz(
+    tmp_path: Path, name: str, said: str, command: str
+) -> None:
+    if name == "reworded":  # the quiz edited by hand (or by an older quiztui) after its truth
+        quiz = planted_copy(tmp_path)
+        truth = quiz.with_name("planted.truth.json")
+        truth.write_text(
+            truth.read_text(encoding="utf-8").replace(AUSTRALIA, REWORDED), encoding="utf-8"
+        )
+    else:
+        quiz = MISMATCH / f"{name}.json"
+    args = [command, str(quiz)] + (["--no-tui", "--sim-latency", "0"] if command == "vet" else [])
+    out = quiztui(*args)
+    assert out.returncode != 2, out.stderr
+    assert "Traceback" not in out.stderr
+    warnings = [line for line in out.stderr.splitlines() if "warning:" in line]
+    assert any(said in line and ".truth.json" in line for line in warnings), out.stderr
+
+
+async def test_editing_a_question_carries_its_truth_file_along(tmp_path: Path) -> None:
+    from quiztui.config import load_config
+
+    quiz_path = planted_copy(tmp_path)
+    config = load_config()
+    app, store = await asyncio.to_thread(open_app, config, quiz_path)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settled(pilot)
+            app.vet_screen.questions_table.focus()
+            await pilot.press("g", "e")
+            await wait_until(pilot, lambda: isinstance(app.screen, EditQuestionScreen))
+            app.screen.query_one("#edit-text", Input).value = REWORDED
+            await pilot.press("ctrl+s")
+            await settled(pilot)
+            await pilot.press("ctrl+s")
+            await wait_until(pilot, lambda: app.vet_screen.unsaved == 0, what="the save")
+    finally:
+        store.close()
+    reread = load_quiz(quiz_path)  # before: "question … is not in the quiz", exit 2 everywhere
+    assert reread.notes == ()
+    q1 = reread.question("q1")
+    assert q1.text == REWORDED and reread.truth["q1"] == q1.options.index("Canberra")
+    entries = json.loads(quiz_path.with_name("planted.truth.json").read_text())["answers"]
+    assert entries[0] == {"question": REWORDED, "correct": "Canberra", "id": "q1"}
+    assert len(entries) == 12

@@ -15,6 +15,7 @@ import gc
 import time
 from collections.abc import AsyncIterator, Callable
 from itertools import islice
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -122,6 +123,9 @@ class VetScreen(LiveRunScreen):
         # The file's items (for saving edits back in its own format) and the edited ones by index.
         self.bank: Bank | None = services.bank
         self.edits: dict[int, Item] = {}
+        # question id → (the question as the file has it, its true option's index) for the
+        # edits not saved yet: the truth file beside the quiz follows them on save.
+        self._saved_as: dict[str, tuple[Question, int]] = {}
         # ``start_rejudge(quiz)`` judges a one-question quiz (None: editing re-judges nothing).
         self.start_rejudge = services.start_rejudge
         self._rejudge_worker: Worker[None] | None = None
@@ -174,7 +178,7 @@ class VetScreen(LiveRunScreen):
         self.questions_table.show(self._visible_records(), self._visible_unjudged())
         self._update_labels()
         self.query_one(RunStats).show(self.state)
-        if self.quiz.skipped:
+        if self.quiz.skipped or self.quiz.notes:
             self._notify_skipped()
         self.questions_table.focus()
         self.start_flush_timer()
@@ -204,7 +208,7 @@ class VetScreen(LiveRunScreen):
         lines = self.quiz.load_report()
         self.notify(
             printable("\n".join(lines[:6] + (["…"] if len(lines) > 6 else []))),
-            title="Skipped items",
+            title="Skipped items" if self.quiz.skipped else "Read with warnings",
             severity="warning",
             markup=False,
             timeout=15,
@@ -690,6 +694,7 @@ class VetScreen(LiveRunScreen):
             return
         record = self.state.questions[qid]
         old = record.question
+        self._saved_as.setdefault(qid, (old, self.quiz.truth.get(qid, old.key)))
         new = old.model_copy(update={"text": edit.text, "options": edit.options, "key": edit.key})
         truth = {k: v for k, v in self.quiz.truth.items() if k != qid}  # the old answer's index
         questions = tuple(new if q.id == qid else q for q in self.quiz.questions)
@@ -783,6 +788,26 @@ class VetScreen(LiveRunScreen):
             timeout=8,
         )
 
+    def _follow_truth(self, path: Path) -> None:
+        """The truth file beside the quiz follows the saved edits (else the next open of the
+        quiz would warn that the edited questions are not in it)."""
+        from quiztui.formats.truth import follow_edits
+
+        edited = [
+            (before, self.state.questions[qid].question, true_index)
+            for qid, (before, true_index) in self._saved_as.items()
+            if qid in self.state.questions
+        ]
+        self._saved_as.clear()
+        try:
+            follow_edits(path, edited)
+        except OSError as exc:
+            self.notify(
+                printable(f"the truth file was not updated: {exc}"),
+                severity="warning",
+                markup=False,
+            )
+
     @property
     def unsaved(self) -> int:
         return len(self.edits)
@@ -804,6 +829,7 @@ class VetScreen(LiveRunScreen):
             return
         count = len(self.edits)
         self.edits.clear()
+        self._follow_truth(path)
         try:
             # skipped items stay; a file read with --columns is read with them again
             self.bank = load_bank(path, self.bank.format, strict=False, columns=self.bank.columns)
