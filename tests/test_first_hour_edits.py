@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -278,3 +280,36 @@ async def test_editing_a_question_carries_its_truth_file_along(tmp_path: Path) -
     entries = json.loads(quiz_path.with_name("planted.truth.json").read_text())["answers"]
     assert entries[0] == {"question": REWORDED, "correct": "Canberra", "id": "q1"}
     assert len(entries) == 12
+
+
+def test_make_run_works_on_a_copy_of_the_sample(tmp_path: Path) -> None:
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    samples = REPO / "sample_quizzes"
+    before = {p.name: p.read_bytes() for p in samples.iterdir()}
+    bin_dir = Path(sys.executable).parent
+    args = ["-s", "-o", ".venv/.runtime-installed", "run", f"BIN={bin_dir}"]
+    make = subprocess.Popen(
+        ["make", *args, "RUN_ARGS=--no-tui --sim-latency 0 -o report.md"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a hung run is killed with everything make started
+    )
+    try:
+        stdout, stderr = make.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(make.pid, signal.SIGKILL)
+        make.communicate()
+        raise
+    out = subprocess.CompletedProcess(make.args, make.returncode, stdout, stderr)
+    copy = tmp_path / "data" / "try"  # conftest's QUIZTUI_DATA_DIR
+    assert f"working on a copy: {copy / 'planted_errors.json'}" in out.stdout, out.stderr
+    assert sorted(p.name for p in copy.iterdir()) == [
+        "planted_errors.json",
+        "planted_errors.truth.json",
+        "report.md",  # run from the copy's folder: what it writes lands there
+    ]
+    assert "poor" in (copy / "report.md").read_text(encoding="utf-8")
+    assert {p.name: p.read_bytes() for p in samples.iterdir()} == before

@@ -331,7 +331,7 @@ class QuiztuiApp(App[None]):
             raise ValueError(f"no screen named {name!r}")
 
     def export_report(self, fmt: str) -> None:
-        """Write the finished vet run's report (md, json, csv, html) beside the quiz file."""
+        """Write the finished vet run's report (md, json, csv, html) in the current directory."""
         from quiztui.report.extras import ReportExtras
         from quiztui.report.writers import render_report, spreadsheet_safe
 
@@ -343,8 +343,10 @@ class QuiztuiApp(App[None]):
         text = render_report(summary, fmt, ReportExtras(vet.quiz.unjudged, vet.lint_report))
         if fmt == "csv":
             text = spreadsheet_safe(text)
-        source = Path(vet.quiz.source_path) if vet.quiz.source_path else Path.cwd() / "quiz"
-        path = source.with_name(f"{source.stem}.run{summary.run_id}.{fmt}")
+        # In the current directory, as `-o NAME` writes: never beside the quiz, which may be a
+        # tracked sample or a folder of someone else's.
+        stem = Path(vet.quiz.source_path).stem if vet.quiz.source_path else "quiz"
+        path = Path.cwd() / f"{stem}.run{summary.run_id}.{fmt}"
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as exc:

@@ -84,7 +84,7 @@ class QuiztuiCommands(CommandList):
         for fmt in REPORT_FORMATS:
             yield (
                 f"Export: report as {fmt}",
-                f"Write the finished run's {fmt.upper()} report beside the quiz file",
+                f"Write the finished run's {fmt.upper()} report in the current directory",
                 partial(app.export_report, fmt),
             )
         yield from review_desk_commands(vet)
