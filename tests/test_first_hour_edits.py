@@ -313,3 +313,36 @@ def test_make_run_works_on_a_copy_of_the_sample(tmp_path: Path) -> None:
     ]
     assert "poor" in (copy / "report.md").read_text(encoding="utf-8")
     assert {p.name: p.read_bytes() for p in samples.iterdir()} == before
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+async def test_the_header_shows_unsaved_edits_until_they_are_saved(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    from quiztui.config import load_config
+    from quiztui.tui.widgets.header import RunHeader
+
+    quiz_path = planted_copy(tmp_path)
+    app, store = await asyncio.to_thread(open_app, load_config(), quiz_path)
+
+    def header() -> str:
+        return str(app.vet_screen.query_one(RunHeader).render())
+
+    try:
+        async with app.run_test(size=size) as pilot:
+            await settled(pilot)
+            assert "unsaved" not in header()
+            app.vet_screen.questions_table.focus()
+            await pilot.press("g", "e")
+            await wait_until(pilot, lambda: isinstance(app.screen, EditQuestionScreen))
+            app.screen.query_one("#edit-key", Input).value = "B"
+            await pilot.press("ctrl+s")
+            await settled(pilot)
+            assert "1 unsaved (ctrl+s)" in header()
+            assert "SIMULATED" in header() and "cost $0" in header()
+            await pilot.press("ctrl+s")
+            await wait_until(pilot, lambda: app.vet_screen.unsaved == 0, what="the save")
+            await pilot.pause()
+            assert "unsaved" not in header()
+    finally:
+        store.close()

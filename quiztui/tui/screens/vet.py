@@ -712,6 +712,7 @@ class VetScreen(LiveRunScreen):
             blank = blank_number(qid)  # a blank of an embedded-answers (Cloze) item
             self.edits[index] = apply_edit(item, edit.text, edit.options, edit.key, blank=blank)
         self._forget_question(record, new)
+        self.query_one(RunHeader).set_run(unsaved=len(self.edits))
         self.desk.apply([record])  # an edited question keeps no decision
         self.state.dirty_questions.add(qid)
         self._relint()  # the whole quiz: duplicates and position bias span questions
@@ -829,6 +830,7 @@ class VetScreen(LiveRunScreen):
             return
         count = len(self.edits)
         self.edits.clear()
+        self.query_one(RunHeader).set_run(unsaved=0)
         self._follow_truth(path)
         try:
             # skipped items stay; a file read with --columns is read with them again
