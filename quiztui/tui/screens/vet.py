@@ -510,6 +510,10 @@ class VetScreen(LiveRunScreen):
         self.questions_table.show(self._visible_records(), self._visible_unjudged())
         self._update_labels()
 
+    def refilter(self) -> None:
+        """Filter the rows again now (a decision changed which questions the filter shows)."""
+        self._apply_filter()
+
     def _update_labels(self) -> None:
         shown = self.questions_table.row_count
         total = len(self.state.questions) + len(self.quiz.unjudged)

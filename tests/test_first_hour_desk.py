@@ -1,0 +1,98 @@
+"""Issue 27 item 4: a review desk that does not trap.
+
+The vet app over a real run store (``StoreDecisionBook``), driven by keys as a user would:
+enter records in the Fix dialog, the cursor stays on the question decided (or the toast says
+where it went), and writing fixes into the file asks first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_review_desk_snapshots import desk_app, notified
+from tui_helpers import settled, wait_until
+
+from quiztui.core.decisions import DROP, FIX
+from quiztui.store import Store
+from quiztui.tui.screens.decide import DecideScreen
+
+SIZES = [(80, 24), (120, 40)]
+IDS = ["80x24", "120x40"]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store(tmp_path / "runs.db") as s:
+        yield s
+
+
+def decided(store: Store) -> dict[str, tuple[str, int | None]]:
+    """question id → (action, option) of every decision in the store, newest winning."""
+    rows = store.conn.execute(
+        "SELECT question_id, action, option FROM decisions ORDER BY id"
+    ).fetchall()
+    return {qid: (action, option) for qid, action, option in rows}
+
+
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+async def test_enter_in_the_fix_dialog_records_the_highlighted_option(
+    store: Store, size: tuple[int, int]
+) -> None:
+    app = desk_app(store)
+    async with app.run_test(size=size) as pilot:
+        await settled(pilot)
+        app.vet_screen.questions_table.focus()
+        await pilot.press("g", "o")
+        await wait_until(pilot, lambda: isinstance(app.screen, DecideScreen), what="the dialog")
+        await pilot.press("down", "enter")  # the option below the judge's suggestion
+        # Recorded and closed: keys pressed next reach the vet screen, not the note.
+        await wait_until(pilot, lambda: app.screen is app.vet_screen, what="the dialog to close")
+    assert decided(store) == {"q1": (FIX, 2)}
+
+
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+async def test_the_cursor_stays_on_the_question_decided(
+    store: Store, size: tuple[int, int]
+) -> None:
+    """``j j j d`` then ``j d``: the fourth and the fifth question are dropped (before, the
+    cursor moved down unseen after a decision, and the second d dropped the sixth)."""
+    app = desk_app(store)
+    async with app.run_test(size=size) as pilot:
+        await settled(pilot)
+        screen = app.vet_screen
+        screen.questions_table.focus()
+        for keys in (("g", "j", "j", "j", "d"), ("j", "d")):
+            await pilot.press(*keys)
+            await wait_until(pilot, lambda: isinstance(app.screen, DecideScreen))
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: app.screen is screen, what="the dialog to close")
+            await settled(pilot)
+        assert screen.questions_table.cursor_row_key.value == "q5"  # type: ignore[union-attr]
+        assert any("Question 5: drop recorded" in t for t in notified(app))
+    assert decided(store) == {"q4": (DROP, None), "q5": (DROP, None)}
+
+
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+async def test_a_question_the_review_filter_hides_leaves_the_cursor_on_the_next_one(
+    store: Store, size: tuple[int, int]
+) -> None:
+    app = desk_app(store)
+    async with app.run_test(size=size) as pilot:
+        await settled(pilot)
+        screen = app.vet_screen
+        screen.questions_table.focus()
+        await pilot.press("n")  # needs review: a decided question leaves the list
+        await settled(pilot)
+        await pilot.press("g", "j", "j", "y")
+        await wait_until(pilot, lambda: isinstance(app.screen, DecideScreen))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.screen is screen, what="the dialog to close")
+        await settled(pilot)
+        table = screen.questions_table
+        assert "q3" not in table.rows
+        # Where question 3 was, not back at the top (before: the cursor jumped to question 1).
+        assert table.cursor_row_key.value == "q4"  # type: ignore[union-attr]
+        said = " ".join(notified(app))
+        assert "Question 3: accept recorded" in said and "now on question 4" in said
