@@ -96,3 +96,46 @@ async def test_a_question_the_review_filter_hides_leaves_the_cursor_on_the_next_
         assert table.cursor_row_key.value == "q4"  # type: ignore[union-attr]
         said = " ".join(notified(app))
         assert "Question 3: accept recorded" in said and "now on question 4" in said
+
+
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+async def test_writing_fixes_into_the_file_asks_and_enter_does_not_write(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    import asyncio
+
+    from test_review_desk_tui import QUIZ, RIGHT_STAR, decide, judge_config, open_app, run_once
+    from test_review_desk_tui import truth as star_truth
+
+    from quiztui.formats import load_quiz
+    from quiztui.testing.fake_openai import FakeOpenAI
+    from quiztui.tui.screens.confirm import ConfirmQuitScreen
+
+    quiz_path = tmp_path / "space.json"
+    quiz_path.write_text(QUIZ, encoding="utf-8")
+    with FakeOpenAI(star_truth(quiz_path)) as server:
+        config = judge_config(server)
+        app, run_store = await asyncio.to_thread(open_app, config, quiz_path)
+        try:
+            async with app.run_test(size=size) as pilot:
+                screen = app.vet_screen
+                await run_once(pilot, screen)
+                await decide(pilot, 1, "o")
+                await pilot.press("enter")
+                await wait_until(pilot, lambda: app.screen is screen, what="recorded")
+                await pilot.press("A")
+                await wait_until(pilot, lambda: isinstance(app.screen, ConfirmQuitScreen))
+                asked = str(app.screen.query_one("#confirm-text").render())
+                assert "Write 1 fixed key(s) into space.json?" in asked
+                assert "question 2: key A → C The Sun" in asked
+                await pilot.press("enter")  # out of habit: the focused button is Cancel
+                await wait_until(pilot, lambda: app.screen is screen, what="the dialog to close")
+                await settled(pilot)
+                assert quiz_path.read_text(encoding="utf-8") == QUIZ
+                await pilot.press("A")
+                await wait_until(pilot, lambda: isinstance(app.screen, ConfirmQuitScreen))
+                await pilot.press("y")
+                await wait_until(pilot, lambda: quiz_path.read_text(encoding="utf-8") != QUIZ)
+        finally:
+            run_store.close()
+    assert load_quiz(quiz_path).question("q2").key == RIGHT_STAR

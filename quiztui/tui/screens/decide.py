@@ -326,9 +326,18 @@ class ReviewDesk:
             screen.notify("No fix to apply: mark a question o (fix) first", timeout=5)
             return
         name = Path(bank.source_path).name
-        question = (
-            f"Write {len(fixes)} fixed key(s) into {name}? The file as it is now is kept"
-            f" as {name}.bak."
+        numbers = {q.id: i + 1 for i, q in enumerate(screen.quiz.questions)}
+        changes = [
+            f"  question {numbers[q.id]}: key {option_letter(q.key)} → {option_letter(option)}"
+            f" {printable(q.options[option])[:40]}"
+            for q, option in fixes[:5]
+        ] + (["  …"] if len(fixes) > 5 else [])
+        question = "\n".join(
+            [
+                f"Write {len(fixes)} fixed key(s) into {name}?",
+                *changes,
+                f"The file as it is now is kept as {name}.bak. y writes, n or enter cancels.",
+            ]
         )
 
         def answered(yes: bool | None) -> None:
@@ -336,7 +345,8 @@ class ReviewDesk:
                 self._write_fixes(screen)
 
         screen.app.push_screen(
-            ConfirmQuitScreen(question, yes="Write", no="Cancel"), callback=answered
+            ConfirmQuitScreen(question, yes="Write", no="Cancel", safe_default=True),
+            callback=answered,
         )
 
     def _write_fixes(self, screen: VetScreen) -> None:
