@@ -139,3 +139,51 @@ async def test_writing_fixes_into_the_file_asks_and_enter_does_not_write(
         finally:
             run_store.close()
     assert load_quiz(quiz_path).question("q2").key == RIGHT_STAR
+
+
+async def test_quality_ratings_and_the_review_desk_have_different_names(store: Store) -> None:
+    """The ``v`` screen is "Quality ratings" everywhere in the TUI; "review" names the desk
+    (y / o / t / d / u / n / A) only: its keys, its palette commands, F1 help."""
+    from textual.binding import Binding
+
+    from quiztui.tui.app import QuiztuiApp
+    from quiztui.tui.commands import QuiztuiCommands
+    from quiztui.tui.help import HelpScreen
+    from quiztui.tui.screens.review import ReviewScreen
+    from quiztui.tui.screens.vet import VetScreen
+
+    app = desk_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settled(pilot)
+        commands = [title for title, _, _ in QuiztuiCommands._commands(app)]  # type: ignore[arg-type]
+        await pilot.press("f1")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen)
+        entries = {e.binding_id: e.description for s in help_screen.sections for e in s.entries}
+        await pilot.press("escape")
+        await pilot.press("v")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen))
+        await settled(pilot)
+        ratings = app.screen
+        assert isinstance(ratings, ReviewScreen)
+        header = str(ratings.query_one("#review-header").render())
+
+    def bindings(cls: type) -> dict[str, str]:
+        return {
+            b.id: b.description for b in vars(cls)["BINDINGS"] if isinstance(b, Binding) and b.id
+        }
+
+    desk = {i: d for i, d in bindings(VetScreen).items() if i.startswith("review.")}
+    assert len(desk) == 7 and all(d.startswith("Review desk: ") for d in desk.values())
+    assert bindings(QuiztuiApp)["app.ratings"] == "Quality ratings"
+    assert {i for i in entries if i and i.startswith("review.")} == set(desk)
+    assert entries["app.ratings"] == "Quality ratings"
+    # The ratings screen's own keys, palette names and header never say "review".
+    assert not any(i.startswith("review.") for i in bindings(ReviewScreen))
+    assert "View: quality ratings" in commands
+    said_review = [c for c in commands if "review" in c.casefold()]
+    assert said_review and all(c.startswith("Review desk: ") for c in said_review)
+    assert "quality ratings" in header and "review" not in header.casefold()
+    for title, _, _ in ratings.palette_commands():
+        assert "review" not in title.casefold()

@@ -97,7 +97,7 @@ async def test_the_palette_records_a_decision_and_help_lists_the_keys(store: Sto
         await settled(pilot)
         screen = app.vet_screen
         screen.questions_table.move_cursor(row=0, animate=False)
-        await run_palette_command(pilot, "Review: fix")
+        await run_palette_command(pilot, "Review desk: fix")
         await wait_until(pilot, lambda: isinstance(app.screen, DecideScreen), what="the dialog")
         dialog = app.screen
         assert isinstance(dialog, DecideScreen)

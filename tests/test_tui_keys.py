@@ -173,7 +173,7 @@ async def test_each_palette_entry_is_listed_once_and_names_every_screen() -> Non
     assert not {"theme", "quit", "keys"} & set(folded)
     for wanted in (
         "View: vet (home)",
-        "View: review question quality",
+        "View: quality ratings",
         "View: paraphrase robustness",
         "View: calibrate the judge",
         "View: grade an answer",

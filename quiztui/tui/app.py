@@ -59,7 +59,7 @@ class QuiztuiApp(App[None]):
         # Not `g`: the tables keep it for "first row". Only on the vet screen (check_action).
         Binding("a", "open_grade", "Grade an answer", id="app.grade", show=False),
         Binding("p", "open_robustness", "Paraphrase robustness", id="app.robustness", show=False),
-        Binding("v", "open_review", "Review question quality", id="app.review", show=False),
+        Binding("v", "open_review", "Quality ratings", id="app.ratings", show=False),
         Binding("h", "open_runs", "Run history", id="app.runs", show=False),
     ]
 
@@ -235,7 +235,7 @@ class QuiztuiApp(App[None]):
         self.open_robustness()
 
     def open_review(self) -> None:
-        """Show the Review screen (MIRROR) for this quiz; made (and run) on first use."""
+        """Show the Quality ratings screen (MIRROR) for this quiz; made (and run) on first use."""
         from quiztui.tui.screens.review import ReviewScreen
 
         if isinstance(self.screen, ReviewScreen):
@@ -254,7 +254,7 @@ class QuiztuiApp(App[None]):
             )
             if paid:
                 self.review_screen.cost_note = (
-                    f"Review of {len(self.quiz.questions)} questions with {self._model()}: one"
+                    f"Quality ratings of {len(self.quiz.questions)} questions with {self._model()}: one"
                     f" paid request per question and iteration ({review.mode} mode)."
                 )
             self.install_screen(self.review_screen, name="review")
@@ -415,7 +415,7 @@ class QuiztuiApp(App[None]):
             if self.grading
             else "A robustness run is in progress. Quit anyway?"
             if self.measuring_robustness
-            else "A review is in progress. Quit anyway?"
+            else "A quality ratings run is in progress. Quit anyway?"
             if self.reviewing
             else f"{unsaved} edited question(s) not written to the file (ctrl+s). Quit anyway?"
         )

@@ -97,13 +97,37 @@ class VetScreen(LiveRunScreen):
         Binding("ctrl+s", "save_quiz", "Save edits", id="edit.write", show=False),
         Binding("w", "toggle_columns", "All columns", id="view.columns", show=False),
         # The review desk (screens/decide.py): one key per decision, a filter, apply fixes.
-        Binding("y", "decide('accept')", "Accept the key", id="review.accept", show=False),
-        Binding("o", "decide('fix')", "Fix: choose the right option", id="review.fix", show=False),
-        Binding("t", "decide('rewrite')", "Needs a rewrite", id="review.rewrite", show=False),
-        Binding("d", "decide('drop')", "Drop the question", id="review.drop", show=False),
-        Binding("u", "clear_decision", "Clear the decision", id="review.clear", show=False),
-        Binding("n", "cycle_review_filter", "Review filter", id="review.filter", show=False),
-        Binding("A", "apply_fixes", "Apply fixes to the file", id="review.apply", show=False),
+        Binding(
+            "y", "decide('accept')", "Review desk: accept the key", id="review.accept", show=False
+        ),
+        Binding(
+            "o",
+            "decide('fix')",
+            "Review desk: fix (choose the right option)",
+            id="review.fix",
+            show=False,
+        ),
+        Binding(
+            "t",
+            "decide('rewrite')",
+            "Review desk: needs a rewrite",
+            id="review.rewrite",
+            show=False,
+        ),
+        Binding(
+            "d", "decide('drop')", "Review desk: drop the question", id="review.drop", show=False
+        ),
+        Binding(
+            "u", "clear_decision", "Review desk: clear the decision", id="review.clear", show=False
+        ),
+        Binding("n", "cycle_review_filter", "Review desk: filter", id="review.filter", show=False),
+        Binding(
+            "A",
+            "apply_fixes",
+            "Review desk: apply fixes to the file",
+            id="review.apply",
+            show=False,
+        ),
     ]
 
     def __init__(
