@@ -60,7 +60,7 @@ from quiztui.tui.state import (
     RunState,
 )
 from quiztui.tui.streams import drain
-from quiztui.tui.widgets.cells import printable
+from quiztui.tui.widgets.cells import one_line, option_letter, printable
 from quiztui.tui.widgets.header import RunHeader
 from quiztui.tui.widgets.stats import RunStats
 from quiztui.tui.widgets.tables import QuestionsTable
@@ -68,6 +68,31 @@ from quiztui.tui.widgets.verdict_window import VerdictsTable
 
 if TYPE_CHECKING:
     from quiztui.tui.services import AppServices
+
+
+def preview_text(record: QuestionRecord) -> Text:
+    """``Q3 key B: Canberra · judge suggests C: Sydney (0.91)``, every text whole and literal."""
+    q = record.question
+    text = Text(end="")
+    text.append(f"Q{record.number} ", style="bold")
+    text.append("key ", style="dim")
+    if 0 <= q.key < q.n:
+        text.append(f"{option_letter(q.key)}: {one_line(q.options[q.key])}", style="bold")
+    else:
+        text.append("?")
+    score = record.score
+    if score is None:
+        text.append(" · not judged yet", style="dim")
+    elif score.suggested_option is not None and 0 <= score.suggested_option < q.n:
+        idx = score.suggested_option
+        text.append(" · judge suggests ", style="dim")
+        text.append(f"{option_letter(idx)}: {one_line(q.options[idx])}", style="bold yellow")
+        if score.suggested_p is not None:
+            text.append(f" ({score.suggested_p:.2f})")
+    else:
+        text.append(" · the judge agrees with the key", style="dim")
+    return text
+
 
 BADGE_FILTERS = ("all", "poor", "questionable", "incomplete", "good", "pending")
 MAX_ROWS_PER_FLUSH = 20_000  # the verdicts table is windowed: adding a row is a list append
@@ -192,6 +217,9 @@ class VetScreen(LiveRunScreen):
             yield Static("", id="questions-label", markup=False)
             yield Input(placeholder="filter question text…", id="search")
         yield QuestionsTable(id="questions")
+        # The highlighted question's key and the judge's suggestion, whole: what the author
+        # checks, which the table's narrow columns cut.
+        yield Static("", id="preview", markup=False)
         yield Static("", id="verdicts-label", classes="section-bar", markup=False)
         yield VerdictsTable(lambda qid: self.state.questions.get(qid), id="verdicts")
         yield RunStats(self.state.total, id="stats")
@@ -447,8 +475,34 @@ class VetScreen(LiveRunScreen):
             if record is not None:
                 screen.show_record(record)
 
+    @on(DataTable.RowHighlighted, "#questions")
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_preview()
+
+    def _show_preview(self) -> None:
+        """The preview line under the table: the highlighted question's key and suggestion."""
+        table = self.questions_table
+        key = table.cursor_row_key
+        preview = Text(end="")
+        record = self.state.questions.get(str(key.value)) if key is not None else None
+        if record is not None:
+            preview = preview_text(record)
+        elif key is not None:
+            item = next((u for u in self.quiz.unjudged if u.id == key.value), None)
+            if item is not None:
+                preview = Text(f"not judged ({item.type}): written back unchanged", style="dim")
+        shown = self.query_one("#preview", Static)
+        shown.update(preview)
+        # As many rows as it wraps to (3 at most): `height: auto` measured it at one row.
+        width = (shown.size.width or self.app.size.width) - 2
+        rows = len(preview.wrap(self.app.console, max(width, 20))) if preview.plain else 1
+        shown.styles.height = max(1, min(rows, 3))
+
     def _refresh_questions(self, question_ids: set[str]) -> None:
         table = self.questions_table
+        key = table.cursor_row_key
+        if key is not None and key.value in question_ids:
+            self._show_preview()
         state = self.state
         if self._filtering:
             for qid in question_ids:
@@ -642,6 +696,7 @@ class VetScreen(LiveRunScreen):
     def on_resize(self) -> None:
         self._labels = ("", "")
         self.call_after_refresh(self._update_labels)
+        self.call_after_refresh(self._show_preview)
 
     def action_open_calibrate(self) -> None:
         """The Calibrate screen (one per app: its results stay when you come back)."""

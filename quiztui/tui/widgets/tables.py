@@ -201,15 +201,17 @@ class QuestionsTable(NavTable):
 
     COLUMNS: ClassVar[Sequence[ColumnSpec]] = (
         ColumnSpec("num", "#", 3),
-        ColumnSpec("question", "question", 30, flex=3),
-        ColumnSpec("key", "key", 7, flex=1),
+        # The question takes the free width; the key and the suggestion are shown whole on the
+        # vet screen's preview line under the table.
+        ColumnSpec("question", "question", 30, flex=1),
+        ColumnSpec("key", "key", 7),
         ColumnSpec("k", "k", 3),
         ColumnSpec("badge", "badge", 12),
         ColumnSpec("review", "review", 7),
         ColumnSpec("lint", "lint", 6),
         ColumnSpec("robust", "robust", 7),
         ColumnSpec("confidence", "conf", 4),
-        ColumnSpec("suggested", "suggested", 10, flex=1),
+        ColumnSpec("suggested", "suggested", 10),
     )
     # At 80 columns: #, question (30+), badge, key, suggested and k; then the review column
     # (when there is one), confidence, lint, robust. `w` on the vet screen shows them all.

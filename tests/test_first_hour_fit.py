@@ -1,0 +1,73 @@
+"""Issue 27 item 3: readable at 80×24 and over SSH.
+
+Pilot tests of the vet app at both sizes, and the headless progress line through a real
+process on a pseudo-terminal.
+"""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Static
+from tui_helpers import constant_clock, settled, stream_factory
+
+from quiztui.core.quiz import Question, Quiz
+from quiztui.tui.app import QuiztuiApp
+from quiztui.tui.services import AppServices
+
+SIZES = [(80, 24), (120, 40)]
+IDS = ["80x24", "120x40"]
+KEY = "Sydney, the largest city and the seat of the colonial government of New South Wales"
+RIGHT = "Canberra, purpose-built as the capital in the Australian Capital Territory"
+LONG = Quiz(
+    title="Capitals",
+    questions=(
+        Question(
+            id="q1",
+            text="What is the capital of Australia?",
+            options=(KEY, RIGHT, "Melbourne", "Perth"),
+            key=0,
+        ),
+        Question(id="q2", text="What is 2 + 2?", options=("3", "4", "5"), key=1),
+    ),
+    truth={"q1": 1},
+)
+
+
+def long_app() -> QuiztuiApp:
+    services = AppServices(
+        start_run=stream_factory(LONG, tpr=1.0, tnr=1.0),
+        judge_label="SIMULATED judge (TPR 1.0, TNR 1.0)",
+        simulated=True,
+    )
+    return QuiztuiApp(LONG, services, clock=constant_clock(), flush_interval=0.02)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+async def test_the_key_and_the_suggestion_are_shown_whole_for_the_highlighted_question(
+    size: tuple[int, int],
+) -> None:
+    app = long_app()
+    async with app.run_test(size=size) as pilot:
+        await settled(pilot)
+        screen = app.vet_screen
+        table = screen.questions_table
+        key_column = table.columns[next(k for k in table.columns if k.value == "key")]
+        assert key_column.width < len(KEY)  # the table's column cuts it at either size ...
+        table.focus()
+        await pilot.press("g")
+        await pilot.pause()
+        preview = screen.query_one("#preview", Static)
+        await pilot.pause()
+        shown = " ".join(line.text for line in preview.render_lines(preview.region.reset_offset))
+        shown = " ".join(shown.split())
+        # ... the preview line under the table has them whole.
+        assert f"key A: {KEY}" in shown
+        assert f"judge suggests B: {RIGHT}" in shown
+        assert preview.region.height >= 1 and preview.region.y > table.region.y
+        await pilot.press("j")
+        await pilot.pause()
+        shown = str(preview.render())
+        assert "Q2 key B: 4" in shown and "agrees with the key" in shown
+        # The question column takes the width the fixed columns leave.
+        question = table.columns[next(k for k in table.columns if k.value == "question")]
+        assert question.width > key_column.width * 3
