@@ -6,6 +6,12 @@ process on a pseudo-terminal.
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from textual.widgets import Static
 from tui_helpers import constant_clock, settled, stream_factory
@@ -14,6 +20,7 @@ from quiztui.core.quiz import Question, Quiz
 from quiztui.tui.app import QuiztuiApp
 from quiztui.tui.services import AppServices
 
+PLANTED = Path(__file__).resolve().parents[1] / "sample_quizzes" / "planted_errors.json"
 SIZES = [(80, 24), (120, 40)]
 IDS = ["80x24", "120x40"]
 KEY = "Sydney, the largest city and the seat of the colonial government of New South Wales"
@@ -71,3 +78,49 @@ async def test_the_key_and_the_suggestion_are_shown_whole_for_the_highlighted_qu
         # The question column takes the width the fixed columns leave.
         question = table.columns[next(k for k in table.columns if k.value == "question")]
         assert question.width > key_column.width * 3
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_headless_progress_redraws_one_line_at_any_width(columns: int, tmp_path: Path) -> None:
+    """``vet --no-tui`` with stderr on a terminal of ``columns``: every redraw fits one row, so
+    ``\\r`` redraws it in place (before, at 80 columns each update wrapped into a new line)."""
+    pty = pytest.importorskip("pty")
+    import fcntl
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env["QUIZTUI_SIMULATED_LATENCY"] = "0.05"  # a few updates, each redrawn
+    args = ["vet", str(PLANTED), "--no-tui", "--format", "json", "--fail-on", "never"]
+    with subprocess.Popen(
+        [sys.executable, "-m", "quiztui", *args],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=env,
+        cwd=tmp_path,
+    ) as proc:
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the follower closed: the process ended
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        proc.communicate(timeout=120)
+    os.close(leader)
+    assert proc.returncode == 0
+    err = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    redraws = [s for line in err.split("\n") for s in line.split("\r") if "assertions (" in s]
+    assert len(redraws) >= 2, err
+    for shown in redraws:
+        visible = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", shown)
+        assert len(visible) < columns, visible
+        assert "…" not in visible  # whole items, no value cut
+    # One row for the whole run: the redraws share it, the final one ends it.
+    progress_rows = [line for line in err.split("\n") if "assertions (" in line]
+    assert len(progress_rows) == 1, progress_rows
