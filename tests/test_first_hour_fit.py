@@ -124,3 +124,117 @@ def test_headless_progress_redraws_one_line_at_any_width(columns: int, tmp_path:
     # One row for the whole run: the redraws share it, the final one ends it.
     progress_rows = [line for line in err.split("\n") if "assertions (" in line]
     assert len(progress_rows) == 1, progress_rows
+
+
+# -- the stats line, dialogs and the detail view (3c) ------------------------------------------
+
+
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+async def test_the_stats_line_leaves_out_whole_items_never_a_value(size: tuple[int, int]) -> None:
+    from tui_helpers import make_quiz
+
+    from quiztui.tui.widgets.stats import RunStats
+
+    quiz = make_quiz(12).model_copy(update={"skipped": ("row 9: no answer",) * 3})
+    services = AppServices(
+        start_run=stream_factory(quiz),
+        judge_label="SIMULATED judge (TPR 0.9, TNR 0.9)",
+        simulated=True,
+        prior=lambda: "auto 0.86 [0.35, 0.90] · 12 q, shrunk toward 0.95",
+    )
+    app = QuiztuiApp(quiz, services, clock=constant_clock(), flush_interval=0.02)
+    async with app.run_test(size=size) as pilot:
+        await settled(pilot)
+        await pilot.pause()
+        stats = app.vet_screen.query_one(RunStats)
+        line = stats.query_one("#stats-line", Static)
+        shown = str(line.render())
+        parts = stats._parts
+        assert " · ".join(parts) != shown or size == (120, 40)  # too long for 80 columns
+        assert "…" not in shown and len(shown) <= line.content_region.width
+        kept = shown.split(" · ")
+        assert kept == parts[: len(kept)]  # the first items, each whole
+        assert kept[0] == "prior auto 0.86"
+
+
+def dialogs() -> list[tuple[str, object]]:
+    from quiztui.tui.help import HelpScreen
+    from quiztui.tui.screens.confirm import ConfirmQuitScreen, SaveQuitScreen
+
+    return [
+        ("save-or-discard", lambda: SaveQuitScreen("2 edited question(s) not written. Save?")),
+        ("confirm", lambda: ConfirmQuitScreen("A run is in progress. Quit anyway?")),
+        ("help", lambda: HelpScreen([])),
+    ]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+@pytest.mark.parametrize(("name", "make"), dialogs(), ids=[n for n, _ in dialogs()])
+async def test_dialogs_are_centred(size: tuple[int, int], name: str, make: object) -> None:
+    app = long_app()
+    async with app.run_test(size=size) as pilot:
+        await settled(pilot)
+        app.push_screen(make())  # type: ignore[operator]
+        await pilot.pause()
+        await pilot.pause()
+        dialog = app.screen.query("Vertical").first()
+        box, screen = dialog.region, app.screen.region
+        left, right = box.x, screen.width - box.right
+        top, bottom = box.y, screen.height - 1 - box.bottom  # the footer's row below
+        assert abs(left - right) <= 1, (name, box, screen)
+        assert abs(top - bottom) <= 1, (name, box, screen)
+
+
+LABELS = (
+    "k",
+    "badge",
+    "confidence",
+    "judged",
+    "graded",
+    "keyed",
+    "verdict",
+    "P(true)",
+    "agrees",
+    "seq",
+)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+async def test_the_detail_view_keeps_each_label_with_its_value(size: tuple[int, int]) -> None:
+    from textual.app import App
+
+    from quiztui.core.kscore import Badge
+    from quiztui.pipeline.events import QuestionScored
+    from quiztui.tui.screens.detail import QuestionDetailScreen
+    from quiztui.tui.state import AssertionRecord, QuestionRecord
+
+    question = LONG.questions[0]
+    record = QuestionRecord(1, question)
+    record.score = QuestionScored(
+        "q1", 2, 4, 4, Badge.QUESTIONABLE, 0.18, 1, 0.8, interval=(0.05, 0.40), graded=0.12
+    )
+    for i in range(4):
+        record.options[i] = AssertionRecord(1200 + i, "q1", i, i == 1, "it is so", True, 0.12)
+
+    import quiztui.tui.app
+
+    class DetailApp(App[None]):
+        CSS_PATH = str(Path(quiztui.tui.app.__file__).with_name("app.tcss"))
+
+        def on_mount(self) -> None:
+            self.push_screen(QuestionDetailScreen(record, 12))
+
+    app = DetailApp()
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        texts = [app.screen.query_one("#detail-summary", Static)]
+        texts += [app.screen.query_one(f"#detail-option-{i}", Static) for i in range(4)]
+        label_end = re.compile(r"(?:^|\s)(?:" + "|".join(map(re.escape, LABELS)) + r")\s*$")
+        for widget in texts:
+            rows = [
+                strip.text.rstrip() for strip in widget.render_lines(widget.region.reset_offset)
+            ]
+            for row in rows:
+                assert not label_end.search(row), rows
+            assert any("confidence 0.18" in row or "P(true) 0.12" in row for row in rows), rows
