@@ -238,3 +238,78 @@ async def test_the_detail_view_keeps_each_label_with_its_value(size: tuple[int, 
             for row in rows:
                 assert not label_end.search(row), rows
             assert any("confidence 0.18" in row or "P(true) 0.12" in row for row in rows), rows
+
+
+# -- keys are discoverable (3d) -----------------------------------------------------------------
+
+
+def footer(app: object) -> list[tuple[str, str, int]]:
+    """(key, description, right edge) of every key the footer shows."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    bar = app.screen.query_one(Footer)  # type: ignore[attr-defined]
+    return [(k.key_display, k.description, k.region.right) for k in bar.query(FooterKey)]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+async def test_the_footer_shows_the_desk_keys_while_the_desk_is_in_use(
+    size: tuple[int, int], tmp_path: Path
+) -> None:
+    from test_review_desk_snapshots import desk_app
+    from tui_helpers import wait_until
+
+    from quiztui.store import Store
+    from quiztui.tui.screens.decide import DecideScreen
+
+    with Store(tmp_path / "runs.db") as store:
+        app = desk_app(store)
+        async with app.run_test(size=size) as pilot:
+            await settled(pilot)
+            before = {d for _, d, _ in footer(app)}
+            assert "Run" in before and "accept" not in before
+            app.vet_screen.questions_table.focus()
+            await pilot.press("y")
+            await wait_until(pilot, lambda: isinstance(app.screen, DecideScreen))
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: app.screen is app.vet_screen)
+            await pilot.pause()
+            shown = footer(app)
+            desk = {"accept", "fix", "rewrite", "drop", "undo", "desk", "apply"}
+            assert desk <= {d for _, d, _ in shown}
+            assert {"Quit", "Help"} <= {d for _, d, _ in shown}
+            assert all(right <= size[0] for _, _, right in shown), shown  # all on screen
+            await pilot.press("u")  # no decision left: the usual keys come back
+            await pilot.pause()
+            after = {d for _, d, _ in footer(app)}
+            assert "Run" in after and "accept" not in after
+
+
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+async def test_e_is_in_the_detail_footer_and_ctrl_k_reaches_the_key_field(
+    size: tuple[int, int],
+) -> None:
+    from textual.widgets import Input
+    from tui_helpers import wait_until
+
+    from quiztui.tui.screens.detail import QuestionDetailScreen
+    from quiztui.tui.screens.edit import EditQuestionScreen
+
+    app = long_app()
+    async with app.run_test(size=size) as pilot:
+        await settled(pilot)
+        app.vet_screen.questions_table.focus()
+        await pilot.press("g", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, QuestionDetailScreen))
+        await pilot.pause()
+        assert ("e", "Edit and re-judge") in {(k, d) for k, d, _ in footer(app)}
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditQuestionScreen))
+        await pilot.pause()
+        assert app.focused is not None and app.focused.id == "edit-text"
+        assert ("^k", "Key field") in {(k, d) for k, d, _ in footer(app)}
+        await pilot.press("ctrl+k")  # one key, from the question's text
+        assert app.focused is not None and app.focused.id == "edit-key"
+        await pilot.press("B")  # the old key was selected: typing replaces it
+        key = app.screen.query_one("#edit-key", Input)
+        assert key.value == "B"

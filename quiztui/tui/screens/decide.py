@@ -276,6 +276,7 @@ class ReviewDesk:
         self.decisions[qid] = stored
         record.decision = stored
         self._decided_toast(screen, record, f"{stored.label} recorded")
+        screen.show_desk_keys()
 
     def _decided_toast(self, screen: VetScreen, record: QuestionRecord, what: str) -> None:
         """Redraw the question; the cursor stays on it. When the review filter now hides it, the
@@ -308,6 +309,7 @@ class ReviewDesk:
         self.decisions.pop(qid, None)
         record.decision = None
         self._decided_toast(screen, record, "decision cleared")
+        screen.show_desk_keys()
 
     def apply_fixes(self, screen: VetScreen) -> None:
         """Ask, then write every pending fix's key into the quiz file (a .bak beside it)."""

@@ -147,7 +147,7 @@ class QuestionDetailScreen(ModalScreen[None]):
         Binding("escape", "close", "Close", id="detail.close"),
         Binding("j,down", "scroll_down", "Scroll down", id="detail.down", show=False),
         Binding("k,up", "scroll_up", "Scroll up", id="detail.up", show=False),
-        Binding("e", "edit", "Edit and re-judge", id="detail.edit", show=False),
+        Binding("e", "edit", "Edit and re-judge", id="detail.edit"),
         dialog_help("detail"),
     ]
 
@@ -201,6 +201,11 @@ class QuestionDetailScreen(ModalScreen[None]):
         if width > 0 and width != self.width:
             self.width = width
             self.show_record(self.record)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "edit":
+            return self.edit is not None  # not editable here (a stored run): not in the footer
+        return True
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -95,6 +95,18 @@ def preview_text(record: QuestionRecord) -> Text:
 
 
 BADGE_FILTERS = ("all", "poor", "questionable", "incomplete", "good", "pending")
+# While the review desk is in use (a decision made, or its filter on) the footer shows its keys,
+# with these short names, in place of the filter and search keys (which still work).
+DESK_FOOTER = {
+    "review.accept": "accept",
+    "review.fix": "fix",
+    "review.rewrite": "rewrite",
+    "review.drop": "drop",
+    "review.clear": "undo",
+    "review.filter": "desk",
+    "review.apply": "apply",
+}
+DESK_MAKES_ROOM = ("view.filter_cycle", "view.search", "run.start", "run.cancel")
 MAX_ROWS_PER_FLUSH = 20_000  # the verdicts table is windowed: adding a row is a list append
 MAX_QUESTIONS_PER_FLUSH = 400  # question rows refreshed per flush (a few update_cells each)
 # While a run streams, question rows are refreshed at most this often (seconds): a questions-table
@@ -196,6 +208,9 @@ class VetScreen(LiveRunScreen):
         self._apply_lint()
         self.desk = ReviewDesk(services.decisions, quiz)
         self.desk.apply(self.state.questions.values())
+        self._desk_keys_shown = False
+        # the desk's bindings' descriptions as F1 shows them (the footer's are short)
+        self._long = {b.id: b.description for b in self.BINDINGS if isinstance(b, Binding) and b.id}
         self.badge_filter = "all"
         self.text_filter = ""
         self._labels: tuple[str, str] = ("", "")
@@ -233,6 +248,7 @@ class VetScreen(LiveRunScreen):
         if self.quiz.skipped or self.quiz.notes:
             self._notify_skipped()
         self.questions_table.focus()
+        self.show_desk_keys()  # decisions carried over from earlier sessions: in use already
         self.start_flush_timer()
         if self.autorun:
             self.action_start_run()
@@ -753,6 +769,31 @@ class VetScreen(LiveRunScreen):
     def action_cycle_review_filter(self) -> None:
         self.desk.cycle_filter()
         self._apply_filter()
+        self.show_desk_keys()
+
+    def show_desk_keys(self) -> None:
+        """The footer shows the desk's keys while it is in use, the filter and search keys
+        otherwise (F1 and the palette list them all, always)."""
+        in_use = bool(self.desk.decisions) or self.desk.filter != "all"
+        if in_use == self._desk_keys_shown:
+            return
+        self._desk_keys_shown = in_use
+        bindings = self._bindings.key_to_bindings
+        for key, listed in bindings.items():
+            bindings[key] = [
+                dataclasses.replace(
+                    b, show=in_use, description=DESK_FOOTER[b.id] if in_use else self._long[b.id]
+                )
+                if b.id in DESK_FOOTER
+                else dataclasses.replace(b, show=not in_use)
+                if b.id in DESK_MAKES_ROOM
+                else b
+                for b in listed
+            ]
+        footer = self.query_one(Footer)  # room for the seven keys at 80 columns
+        footer.compact = in_use
+        footer.show_command_palette = not in_use
+        self.refresh_bindings()
 
     def action_apply_fixes(self) -> None:
         self.desk.apply_fixes(self)
