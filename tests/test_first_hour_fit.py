@@ -279,6 +279,12 @@ async def test_the_footer_shows_the_desk_keys_while_the_desk_is_in_use(
             assert desk <= {d for _, d, _ in shown}
             assert {"Quit", "Help"} <= {d for _, d, _ in shown}
             assert all(right <= size[0] for _, _, right in shown), shown  # all on screen
+            from quiztui.tui.help import collect_sections
+
+            described = {
+                e.binding_id: e.description for s in collect_sections(app.screen) for e in s.entries
+            }
+            assert described["review.accept"] == "Review desk: accept the key"  # F1: in full
             await pilot.press("u")  # no decision left: the usual keys come back
             await pilot.pause()
             after = {d for _, d, _ in footer(app)}

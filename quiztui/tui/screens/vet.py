@@ -771,6 +771,10 @@ class VetScreen(LiveRunScreen):
         self._apply_filter()
         self.show_desk_keys()
 
+    def help_description(self, binding: Binding) -> str:
+        """F1 names the desk's keys in full while the footer shows their short names."""
+        return self._long.get(binding.id or "", binding.description)
+
     def show_desk_keys(self) -> None:
         """The footer shows the desk's keys while it is in use, the filter and search keys
         otherwise (F1 and the palette list them all, always)."""
