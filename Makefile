@@ -26,8 +26,17 @@ $(VENV)/.docs-installed: pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 	$(PIP) -e '.[docs]'
 	@touch $@
 
+# The sample is tracked: `make run` works on a copy of it (and of its truth file) in quiztui's
+# data dir, made once and kept with your edits (delete it to start again), and runs from there,
+# so saves, `A` and exports never touch the repository. RUN_ARGS: more arguments (--no-tui, ...).
+TRY_DIR = $$($(BIN)/quiztui locate data)/try
 run: $(VENV)/.runtime-installed
-	$(BIN)/quiztui $(QUIZ)
+	@dir="$(TRY_DIR)"; mkdir -p "$$dir" && \
+	for f in $(QUIZ) $(basename $(QUIZ)).truth.json; do \
+		if [ -e "$$f" ] && [ ! -e "$$dir/$$(basename "$$f")" ]; then cp "$$f" "$$dir/"; fi; \
+	done; \
+	echo "quiztui: working on a copy: $$dir/$$(basename $(QUIZ)) (delete it to start again)"; \
+	cd "$$dir" && "$(abspath $(BIN))/quiztui" "$$(basename $(QUIZ))" $(RUN_ARGS)
 
 test: $(VENV)/.test-installed
 	env -u NO_COLOR $(BIN)/python -m pytest -q

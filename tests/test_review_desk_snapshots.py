@@ -97,13 +97,13 @@ async def test_the_palette_records_a_decision_and_help_lists_the_keys(store: Sto
         await settled(pilot)
         screen = app.vet_screen
         screen.questions_table.move_cursor(row=0, animate=False)
-        await run_palette_command(pilot, "Review: fix")
+        await run_palette_command(pilot, "Review desk: fix")
         await wait_until(pilot, lambda: isinstance(app.screen, DecideScreen), what="the dialog")
         dialog = app.screen
         assert isinstance(dialog, DecideScreen)
         # Question 1's key (Sydney) is wrong; the judge suggests Canberra, offered first.
         assert dialog.query_one(OptionList).highlighted == 1
-        await pilot.press("enter", "enter")  # choose it, then record with no note
+        await pilot.press("enter")  # choose it: enter records (no note)
         await wait_until(pilot, lambda: store.decisions.count() == 1, what="the row")
         (decision,) = store.decisions.latest([_hash(screen, "q1")]).values()
         assert (decision.action, decision.option, decision.run_id) == (FIX, 1, None)

@@ -120,7 +120,7 @@ async def test_rows_fill_with_ratings_convergence_and_the_rewrite_flag(
         top = header(screen)
         summary = screen.progress.summary
         assert summary is not None
-        assert "SIMULATED" in top and "mode feedback" in top and "reviewed 12/12" in top
+        assert "SIMULATED" in top and "mode feedback" in top and "rated 12/12" in top
         assert f"converged {summary.converged} · not converged {summary.not_converged}" in top
         # The stored run matches the screen.
         run = store.reviews.list_runs()[0]

@@ -196,7 +196,7 @@ def broken_screens() -> list[tuple[str, Callable[[], LiveRunScreen], str | None]
     item = GradeItem("a1", "Q?", "ref", "cand")
     return [
         ("robustness", lambda: RobustnessScreen(quiz, raising), "Robustness failed"),
-        ("review", lambda: ReviewScreen(quiz, raising), "Review failed"),
+        ("review", lambda: ReviewScreen(quiz, raising), "Quality ratings failed"),
         ("grade", lambda: GradeScreen([item], raising), "Grading failed"),
         (
             "benchmark",

@@ -173,7 +173,7 @@ async def test_each_palette_entry_is_listed_once_and_names_every_screen() -> Non
     assert not {"theme", "quit", "keys"} & set(folded)
     for wanted in (
         "View: vet (home)",
-        "View: review question quality",
+        "View: quality ratings",
         "View: paraphrase robustness",
         "View: calibrate the judge",
         "View: grade an answer",
@@ -222,14 +222,22 @@ async def test_every_screen_is_reachable_from_the_palette_from_anywhere(runs_db:
         await wait_until(pilot, lambda: on_top(app, "EditQuestionScreen"), what="the editor")
 
 
-async def test_export_from_the_palette_writes_the_report_beside_the_quiz(tmp_path: Path) -> None:
-    quiz = make_quiz().model_copy(update={"source_path": str(tmp_path / "planted.json")})
+async def test_export_from_the_palette_writes_the_report_in_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Not beside the quiz: that may be the repository's tracked sample_quizzes/ (issue 27).
+    quizzes, work = tmp_path / "quizzes", tmp_path / "work"
+    quizzes.mkdir()
+    work.mkdir()
+    monkeypatch.chdir(work)
+    quiz = make_quiz().model_copy(update={"source_path": str(quizzes / "planted.json")})
     app = make_app(quiz=quiz)
     async with app.run_test(size=SIZE) as pilot:
         await settled(pilot)
         await run_palette_command(pilot, "report as md")
-        report = tmp_path / "planted.run1.md"
+        report = work / "planted.run1.md"
         await wait_until(pilot, report.exists, what="the Markdown report")
+    assert list(quizzes.iterdir()) == []
     text = report.read_text(encoding="utf-8")
     assert "Planted errors" in text and "poor" in text
 

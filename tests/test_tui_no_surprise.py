@@ -191,7 +191,10 @@ async def test_quitting_during_a_run_with_an_unsaved_edit_asks_too(
 
 @pytest.mark.parametrize(
     ("key", "screen", "asked"),
-    [("v", "ReviewScreen", "Review of 12 questions"), ("p", "RobustnessScreen", "Robustness")],
+    [
+        ("v", "ReviewScreen", "Quality ratings of 12 questions"),
+        ("p", "RobustnessScreen", "Robustness"),
+    ],
 )
 async def test_a_paid_tool_asks_before_it_runs_and_opening_it_again_sends_nothing(
     quiz_path: Path, server: FakeOpenAI, tmp_path: Path, key: str, screen: str, asked: str

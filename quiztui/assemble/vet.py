@@ -65,7 +65,9 @@ class VetRuns:
     """What a face needs to run a quiz: the judge, its accuracy, and ``start_run``.
 
     ``start_run()`` gives a fresh event stream over the quiz (the first one resumes
-    ``resume_run_id`` when given); ``start_run(only)`` re-judges an edited question alone.
+    ``resume_run_id`` when given); ``start_run(only)`` re-judges an edited question alone;
+    ``start_run(quiz=edited)`` judges the whole quiz as it is now (keys fixed, questions edited
+    in the TUI), not as it was opened.
     """
 
     provider: Provider
@@ -97,15 +99,22 @@ def vet_runs(
     if not batch:
         probe_judge(provider)  # a dead server or an unknown model: one line, before any request
     pending_resume = [resume]
+    opened = quiz  # the quiz as loaded: the simulated judge's truth comes from it
     made: list[VetRun] = []  # the whole-quiz runs: an edit is scored with the last one's prior
 
-    def start_run(only: Quiz | None = None) -> AsyncIterator[VetEvent]:
-        """A run over the quiz, or over ``only`` (an edited question, re-judged alone)."""
+    def start_run(only: Quiz | None = None, *, quiz: Quiz | None = None) -> AsyncIterator[VetEvent]:
+        """A run over the quiz (``quiz``: as edited since it was opened), or over ``only`` (an
+        edited question, re-judged alone)."""
         # Looked up at every start: a calibration made in the TUI applies to the next run.
         current = judge_accuracy(store, provider, prompt, settings)
         options = run_options(config, store, provider, prompt, settings)
+        whole = opened if quiz is None else quiz
+        if whole is not opened:
+            teach_simulated_judge(provider, whole, opened)
+            if whole.content_hash() != opened.content_hash():
+                pending_resume[0] = None  # a stopped run of other keys is not this quiz's
         if only is not None:
-            teach_simulated_judge(provider, only, quiz)
+            teach_simulated_judge(provider, only, opened)
             options["budget"] = None  # one edited question: priced, never stopped
             one = settings
             estimate = made[-1].prior_estimate if made else None
@@ -116,7 +125,7 @@ def vet_runs(
                 one = replace(settings, wrong_share=min(max(1.0 - estimate.value, 1e-4), 0.5))
             return VetRun(only, provider, store, prompt, one, current, **options).events()
         run = VetRun(
-            quiz,
+            whole,
             provider,
             store,
             prompt,
@@ -189,13 +198,15 @@ def open_quiz(
         raise
 
 
-def try_bank(path: Path | None) -> Bank | None:
-    """The quiz file as a bank, for writing edits back (None when it cannot be read as one)."""
+def try_bank(path: Path | None, columns: Mapping[str, Sequence[str]] | None = None) -> Bank | None:
+    """The quiz file as a bank, for writing edits back (None when it cannot be read as one);
+    ``columns``: the ``--columns`` / ``[import]`` the quiz was read with."""
     from quiztui.formats.bank_io import load_bank
 
     if path is None:
         return None
     try:
-        return load_bank(path, strict=False)  # the items the quiz has, skipped ones kept aside
+        # the items the quiz has, skipped ones kept aside
+        return load_bank(path, strict=False, columns=columns)
     except QuiztuiError:
         return None

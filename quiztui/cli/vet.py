@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -198,6 +198,7 @@ def build_vet_app(
     autostart: bool = False,
     resume: int | None = None,
     batch_api: bool = False,
+    columns: Mapping[str, Sequence[str]] | None = None,
 ) -> Any:
     """The vet TUI over ``quiz`` with every tool wired to the configured judge and store."""
     from quiztui.assemble import calibrate, grade, review, robustness
@@ -230,8 +231,9 @@ def build_vet_app(
         ),
         profiles=store.profiles.list(),
         fragility=latest[1] if latest else {},
-        bank=try_bank(Path(quiz.source_path) if quiz.source_path else None),
+        bank=try_bank(Path(quiz.source_path) if quiz.source_path else None, columns),
         start_rejudge=runs.start_run,
+        start_edited_run=lambda edited: runs.start_run(quiz=edited),
         prior=lambda: prior_label(runs),
         lint=lambda edited: lint_report(config, edited),
         calibrate=CalibrateService(
@@ -360,6 +362,7 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
                 autostart=args.autostart or bool(answers),  # nothing to pay: start at once
                 resume=args.resume,
                 batch_api=getattr(args, "batch_api", False),
+                columns=columns,
             )
             app.run()
             if app.interrupted_run is not None:  # quit mid-run: the terminal is back, say how

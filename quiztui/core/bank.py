@@ -162,6 +162,9 @@ class Bank:
     # Moodle XML: a category question's own source (with its <info> description and
     # <idnumber>) by category path, written back when that category is written.
     categories: Mapping[str, str] = field(default_factory=dict)
+    # Which column or field holds what (``--columns``, ``[import]``) when the file was read with
+    # them: an edit is written back into the same columns.
+    columns: Mapping[str, tuple[str, ...]] | None = None
 
     def load_report(self) -> list[str]:
         """Warnings, then ``loaded N of M items (K skipped: …)`` and a line per skipped item."""

@@ -129,7 +129,7 @@ def load_quiz(
     if with_truth and truth_file.exists():
         quiz = load_truth(quiz, truth_file)
     if notes:
-        quiz = quiz.model_copy(update={"notes": tuple(notes)})
+        quiz = quiz.model_copy(update={"notes": (*notes, *quiz.notes)})
     return quiz
 
 

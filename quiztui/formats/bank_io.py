@@ -95,6 +95,7 @@ def load_bank(
         truth=dict(quiz.truth),
         skipped=tuple(Skipped(line) for line in quiz.skipped),
         notes=quiz.notes,
+        columns={role: tuple(names) for role, names in columns.items()} if columns else None,
     )
 
 
@@ -170,6 +171,8 @@ def edited_text(bank: Bank, edits: Mapping[int, Item]) -> str:
             replacement = module.render_item(item)
             if text.split("\n", 1)[0].endswith("\r"):  # the file's own line endings
                 replacement = replacement.replace("\r\n", "\n").replace("\n", "\r\n")
+        elif bank.columns and bank.format in ("csv", "quizaic"):  # read with --columns
+            replacement = module.splice_item(text, (start, end), item, columns=bank.columns)
         else:
             replacement = module.splice_item(text, (start, end), item)
         pieces += [text[pos:start], replacement]

@@ -392,20 +392,23 @@ def item_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def splice_item(text: str, span: tuple[int, int], item: Item) -> str:
-    """The edited row in the file's own columns; other cells (an id, notes) are kept."""
+def splice_item(
+    text: str, span: tuple[int, int], item: Item, *, columns: _dataset.Columns | None = None
+) -> str:
+    """The edited row in the file's own columns (``columns``: the ``--columns`` it was read
+    with); other cells (an id, notes) are kept."""
     delimiter, newline = _dialect(text)
     header_row = next(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
     header = [name.strip().casefold() for name in header_row]
     row = next(csv.reader(io.StringIO(text[span[0] : span[1]], newline=""), delimiter=delimiter))
     row += [""] * (len(header) - len(row))
     question, options, key = flat(item)
-    if not _is_distractor_header(header_row):
-        row = _option_row(text, row, header_row, delimiter, question, options, key)
+    if columns or not _is_distractor_header(header_row):
+        row = _option_row(text, row, header_row, delimiter, question, options, key, columns)
         out = io.StringIO(newline="")
         csv.writer(out, delimiter=delimiter, lineterminator=newline).writerow(csv_row(row))
         return out.getvalue()[: -len(newline)]
-    columns = {name: i for i, name in reversed(list(enumerate(header)))}
+    at = {name: i for i, name in reversed(list(enumerate(header)))}
     distractors = [i for i, name in enumerate(header) if name.startswith(_DISTRACTOR_PREFIXES)]
     wrong = [o for i, o in enumerate(options) if i != key]
     if len(wrong) > len(distractors):
@@ -413,8 +416,8 @@ def splice_item(text: str, span: tuple[int, int], item: Item) -> str:
             f"the CSV has {len(distractors)} distractor columns; the edited question has"
             f" {len(wrong)} wrong options"
         )
-    row[columns["question"]] = question
-    row[columns["correct"]] = options[key]
+    row[at["question"]] = question
+    row[at["correct"]] = options[key]
     for index, column in enumerate(distractors):
         row[column] = wrong[index] if index < len(wrong) else ""
     out = io.StringIO(newline="")
@@ -430,15 +433,17 @@ def _option_row(
     question: str,
     options: tuple[str, ...],
     key: int,
+    given: _dataset.Columns | None = None,
 ) -> list[str]:
     """An edited row of a one-column-per-option CSV: the options in their columns, the answer
     written the way the file writes answers (a letter, an index or the option's text)."""
     names = [name.strip() for name in header_row]
-    if _dataset.find(names, _dataset.QUESTION_NAMES) is None:  # no header
+    question_names = _dataset.wanted("question", given, _dataset.QUESTION_NAMES)
+    if _dataset.find(names, question_names) is None:  # no header
         width = len(names)
         columns: _Columns | None = _Columns(0, list(range(1, width - 1)), width - 1, names)
     else:
-        columns = _columns(names, QuizBuilder("", NAME))
+        columns = _columns(names, QuizBuilder("", NAME), given)
     if columns is None:
         raise QuiztuiError("cannot tell which CSV column holds what, to write the edit into")
     row = row + [""] * (len(names) - len(row))

@@ -19,6 +19,7 @@ from typing import Any
 
 from quiztui.core.bank import Bank, Item, flat, refuse_annotations, why_not_judged
 from quiztui.core.quiz import Quiz
+from quiztui.errors import QuiztuiError
 from quiztui.formats import _dataset
 from quiztui.formats._source import (
     array_item_lines,
@@ -32,6 +33,7 @@ from quiztui.formats._validate import QuizBuilder, RawItem
 
 NAME = "quizaic"
 LINT_IGNORE = "lint_ignore"  # an item's lint codes or categories the quiz accepts for it
+_LETTERS = "ABCDEFGHIJ"
 
 
 def parse(
@@ -254,7 +256,47 @@ def item_spans(text: str) -> list[tuple[int, int]]:
     return [(start, len(text.rstrip()))]
 
 
-def splice_item(text: str, span: tuple[int, int], item: Item) -> str:
-    """The text that replaces ``span`` (one question's object) after the item was edited."""
+def splice_item(
+    text: str, span: tuple[int, int], item: Item, *, columns: _dataset.Columns | None = None
+) -> str:
+    """The text that replaces ``span`` (one question's object) after the item was edited: a
+    dataset record (``choices`` and ``answer``, or the fields ``columns`` names) keeps its own
+    fields, a Quizaic object its ``question``/``responses``/``correct``."""
     original = text[span[0] : span[1]]
-    return dump_like(item_object(item, json.loads(original)), original, text, span[0])
+    base = json.loads(original)
+    obj = dataset_object(item, base, columns) if isinstance(base, dict) else None
+    return dump_like(obj or item_object(item, base), original, text, span[0])
+
+
+def dataset_object(
+    item: Item, base: dict[str, Any], columns: _dataset.Columns | None
+) -> dict[str, Any] | None:
+    """The edited record in a dataset's own fields (None: not a dataset record): the question,
+    the options list, and the answer written as it was (an index, a letter or the text)."""
+    found = _dataset.object_fields(base, columns)
+    if found is None:
+        return None
+    question_key, list_key, answer_key = found["fields"]
+    listed = base.get(list_key)
+    if not isinstance(base.get(question_key), str) or not (
+        isinstance(listed, list) and all(isinstance(o, str) for o in listed)
+    ):
+        raise QuiztuiError(
+            f"cannot write the edit into this record's nested {list_key!r} field"
+            " (convert the file to Quizaic JSON or CSV first)"
+        )
+    text, options, key = flat(item)
+    obj = dict(base)
+    obj[question_key] = text
+    obj[list_key] = list(options)
+    old = base[answer_key]
+    mark = old.strip() if isinstance(old, str) else ""
+    if isinstance(old, int) and not isinstance(old, bool):
+        obj[answer_key] = key
+    elif len(mark) == 1 and mark.upper() in _LETTERS and mark not in listed:
+        obj[answer_key] = _LETTERS[key] if mark.isupper() else _LETTERS[key].lower()
+    elif mark.isdecimal() and mark not in listed:
+        obj[answer_key] = str(key)
+    else:
+        obj[answer_key] = options[key]
+    return obj

@@ -59,7 +59,7 @@ class QuiztuiApp(App[None]):
         # Not `g`: the tables keep it for "first row". Only on the vet screen (check_action).
         Binding("a", "open_grade", "Grade an answer", id="app.grade", show=False),
         Binding("p", "open_robustness", "Paraphrase robustness", id="app.robustness", show=False),
-        Binding("v", "open_review", "Review question quality", id="app.review", show=False),
+        Binding("v", "open_review", "Quality ratings", id="app.ratings", show=False),
         Binding("h", "open_runs", "Run history", id="app.runs", show=False),
     ]
 
@@ -238,7 +238,7 @@ class QuiztuiApp(App[None]):
         self.open_robustness()
 
     def open_review(self) -> None:
-        """Show the Review screen (MIRROR) for this quiz; made (and run) on first use."""
+        """Show the Quality ratings screen (MIRROR) for this quiz; made (and run) on first use."""
         from quiztui.tui.screens.review import ReviewScreen
 
         if isinstance(self.screen, ReviewScreen):
@@ -257,7 +257,7 @@ class QuiztuiApp(App[None]):
             )
             if paid:
                 self.review_screen.cost_note = (
-                    f"Review of {len(self.quiz.questions)} questions with {self._model()}: one"
+                    f"Quality ratings of {len(self.quiz.questions)} questions with {self._model()}: one"
                     f" paid request per question and iteration ({review.mode} mode)."
                 )
             self.install_screen(self.review_screen, name="review")
@@ -334,7 +334,7 @@ class QuiztuiApp(App[None]):
             raise ValueError(f"no screen named {name!r}")
 
     def export_report(self, fmt: str) -> None:
-        """Write the finished vet run's report (md, json, csv, html) beside the quiz file."""
+        """Write the finished vet run's report (md, json, csv, html) in the current directory."""
         from quiztui.errors import QuiztuiError
         from quiztui.report.extras import ReportExtras
         from quiztui.report.writers import render_report, spreadsheet_safe
@@ -355,8 +355,10 @@ class QuiztuiApp(App[None]):
             text = render_report(summary, fmt, ReportExtras(vet.quiz.unjudged, vet.lint_report))
         if fmt == "csv":
             text = spreadsheet_safe(text)
-        source = Path(vet.quiz.source_path) if vet.quiz.source_path else Path.cwd() / "quiz"
-        path = source.with_name(f"{source.stem}.run{summary.run_id}.{fmt}")
+        # In the current directory, as `-o NAME` writes: never beside the quiz, which may be a
+        # tracked sample or a folder of someone else's.
+        stem = Path(vet.quiz.source_path).stem if vet.quiz.source_path else "quiz"
+        path = Path.cwd() / f"{stem}.run{summary.run_id}.{fmt}"
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
@@ -430,7 +432,7 @@ class QuiztuiApp(App[None]):
             if self.grading
             else "A robustness run is in progress. Quit anyway?"
             if self.measuring_robustness
-            else "A review is in progress. Quit anyway?"
+            else "A quality ratings run is in progress. Quit anyway?"
             if self.reviewing
             else f"{unsaved} edited question(s) not written to the file (ctrl+s). Quit anyway?"
         )

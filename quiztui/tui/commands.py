@@ -84,7 +84,7 @@ class QuiztuiCommands(CommandList):
         for fmt in REPORT_FORMATS:
             yield (
                 f"Export: report as {fmt}",
-                f"Write the finished run's {fmt.upper()} report beside the quiz file",
+                f"Write the finished run's {fmt.upper()} report in the current directory",
                 partial(app.export_report, fmt),
             )
         yield from review_desk_commands(vet)
@@ -110,8 +110,8 @@ SCREENS: tuple[tuple[str, str, str], ...] = (
     ),
     (
         "review",
-        "View: review question quality",
-        "Rate each question's wording with LLM reviewers; stored results first (v)",
+        "View: quality ratings",
+        "Rate each question's wording 1-5 with LLM judges; stored results first (v)",
     ),
     (
         "robustness",
@@ -133,21 +133,22 @@ def vet_edit(app: QuiztuiApp) -> Callable[[], object]:
 
 
 def review_desk_commands(vet: Any) -> Iterator[Command]:
-    """The review desk's decisions on the highlighted question, its filter, apply fixes."""
+    """The review desk's decisions on the highlighted question, its filter, apply fixes (not the
+    Quality ratings screen, ``v``)."""
     for action, help_text in (
         ("accept", "The highlighted question's key is right (y)"),
         ("fix", "Another option of the highlighted question is right: choose it (o)"),
         ("rewrite", "The highlighted question needs new wording (t)"),
         ("drop", "Take the highlighted question out (d)"),
     ):
-        yield (f"Review: {action}", help_text, partial(vet.action_decide, action))
+        yield (f"Review desk: {action}", help_text, partial(vet.action_decide, action))
     yield (
-        "Review: filter needs review / decided",
+        "Review desk: filter needs review / decided",
         "Cycle the review filter: all, needs review, decided (n)",
         vet.action_cycle_review_filter,
     )
     yield (
-        "Review: apply fixes",
+        "Review desk: apply fixes",
         "Write the fixed keys into the quiz file, keeping a .bak (A)",
         vet.action_apply_fixes,
     )

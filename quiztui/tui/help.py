@@ -63,9 +63,10 @@ def collect_sections(screen: Screen[object]) -> list[HelpSection]:
             grouped[node_id] = (_node_title(active.node, screen), [])
             order.append(node_id)
         display = app.get_key_display(binding) or key
-        grouped[node_id][1].append(
-            HelpEntry(display, binding.description, binding.id, active.enabled)
-        )
+        # A screen may name a key more fully than its footer does (the vet screen's desk keys).
+        describe = getattr(screen, "help_description", None)
+        description = describe(binding) if callable(describe) else binding.description
+        grouped[node_id][1].append(HelpEntry(display, description, binding.id, active.enabled))
     # Merge entries that share a description (e.g. "q" and "ctrl+q" → Quit). Our own bindings
     # (they carry ids) come first; keys a widget inherits from Textual go to a last section.
     sections: list[HelpSection] = []

@@ -93,6 +93,9 @@ class AppServices:
     # the offline lint with the configured rules.
     bank: Bank | None = None
     start_rejudge: Callable[[Quiz], AsyncIterator[VetEvent]] | None = None
+    # A whole-quiz run of the quiz as edited (keys fixed by ``A``, questions edited): ``r``
+    # after an edit judges what the table shows (None: ``start_run``, the quiz as opened).
+    start_edited_run: Callable[[Quiz], AsyncIterator[VetEvent]] | None = None
     lint: Callable[[Quiz], LintReport] | None = None
     calibrate: CalibrateService = field(default_factory=CalibrateService)
     grade: GradeService = field(default_factory=GradeService)

@@ -29,11 +29,14 @@ class ConfirmQuitScreen(ModalScreen[bool]):
         *,
         yes: str = "Quit",
         no: str = "Stay",
+        safe_default: bool = False,
     ) -> None:
         super().__init__()
         self.question = question
         self.yes = yes
         self.no = no
+        # The no button has the focus: enter (pressed out of habit) does nothing harmful.
+        self.safe_default = safe_default
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-dialog"):
@@ -42,6 +45,10 @@ class ConfirmQuitScreen(ModalScreen[bool]):
                 yield Button(f"{self.yes} (y)", variant="error", id="confirm-yes")
                 yield Button(f"{self.no} (n)", variant="primary", id="confirm-no")
         yield Footer()
+
+    def on_mount(self) -> None:
+        if self.safe_default:
+            self.query_one("#confirm-no", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "confirm-yes")

@@ -2,8 +2,8 @@
 
 The vet screen opens it with the action its key names (accept, fix, rewrite, drop). For a fix
 the right option is chosen from the question's options, the judge's suggested option already
-highlighted. ``enter`` in the note (or ``ctrl+s`` anywhere) records, ``esc`` cancels, F1 shows
-the keys. Where decisions are kept is the :class:`DecisionBook` the app was given.
+highlighted. ``enter`` records (on the options as in the note), as does ``ctrl+s``; ``tab``
+reaches the note, ``esc`` cancels, F1 shows the keys. Where decisions are kept is the :class:`DecisionBook` the app was given.
 """
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ class DecideScreen(ModalScreen[DecisionRequest | None]):
             yield Static("", id="decide-error", markup=False)
             hint = "enter record · esc cancel · F1 keys"
             if self.action == FIX:
-                hint = "↑/↓ option · tab note · " + hint
+                hint = "↑/↓ option · enter record · tab note · esc cancel · F1 keys"
             yield Static(Text(hint, style="dim"), id="decide-hint")
         yield Footer()  # the dialog's own keys, not the vet screen's
 
@@ -191,7 +191,8 @@ class DecideScreen(ModalScreen[DecisionRequest | None]):
         return self.query_one("#decide-options", OptionList).highlighted
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.query_one("#decide-note", Input).focus()
+        """enter on an option records it, as the hint says (tab reaches the note first)."""
+        self.action_save()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.action_save()
@@ -274,9 +275,25 @@ class ReviewDesk:
             return
         self.decisions[qid] = stored
         record.decision = stored
-        screen.state.dirty_questions.add(qid)  # the flush redraws it (and re-filters)
-        if self.filter == "all" and screen.questions_table.has_focus:
-            screen.questions_table.action_cursor_down()
+        self._decided_toast(screen, record, f"{stored.label} recorded")
+        screen.show_desk_keys()
+
+    def _decided_toast(self, screen: VetScreen, record: QuestionRecord, what: str) -> None:
+        """Redraw the question; the cursor stays on it. When the review filter now hides it, the
+        rows are filtered at once and the toast says which question the cursor is on."""
+        screen.state.dirty_questions.add(record.question.id)  # the flush redraws it
+        where = ""
+        if not self.matches(record):
+            screen.refilter()  # the next question moves up under the cursor
+            now = screen.cursor_record()
+            shown = f"now on question {now.number}" if now is not None else "no question left"
+            where = f" · the {self.filter!r} filter hides it: {shown}"
+        screen.notify(
+            f"Question {record.number}: {what}{where}",
+            title="Review desk",
+            markup=False,
+            timeout=5,
+        )
 
     def clear(self, screen: VetScreen) -> None:
         """Take back the decision about the question under the cursor (kept in the history)."""
@@ -291,7 +308,8 @@ class ReviewDesk:
             return
         self.decisions.pop(qid, None)
         record.decision = None
-        screen.state.dirty_questions.add(qid)
+        self._decided_toast(screen, record, "decision cleared")
+        screen.show_desk_keys()
 
     def apply_fixes(self, screen: VetScreen) -> None:
         """Ask, then write every pending fix's key into the quiz file (a .bak beside it)."""
@@ -310,9 +328,18 @@ class ReviewDesk:
             screen.notify("No fix to apply: mark a question o (fix) first", timeout=5)
             return
         name = Path(bank.source_path).name
-        question = (
-            f"Write {len(fixes)} fixed key(s) into {name}? The file as it is now is kept"
-            f" as {name}.bak."
+        numbers = {q.id: i + 1 for i, q in enumerate(screen.quiz.questions)}
+        changes = [
+            f"  question {numbers[q.id]}: key {option_letter(q.key)} → {option_letter(option)}"
+            f" {printable(q.options[option])[:40]}"
+            for q, option in fixes[:5]
+        ] + (["  …"] if len(fixes) > 5 else [])
+        question = "\n".join(
+            [
+                f"Write {len(fixes)} fixed key(s) into {name}?",
+                *changes,
+                f"The file as it is now is kept as {name}.bak. y writes, n or enter cancels.",
+            ]
         )
 
         def answered(yes: bool | None) -> None:
@@ -320,7 +347,8 @@ class ReviewDesk:
                 self._write_fixes(screen)
 
         screen.app.push_screen(
-            ConfirmQuitScreen(question, yes="Write", no="Cancel"), callback=answered
+            ConfirmQuitScreen(question, yes="Write", no="Cancel", safe_default=True),
+            callback=answered,
         )
 
     def _write_fixes(self, screen: VetScreen) -> None:
@@ -338,7 +366,7 @@ class ReviewDesk:
             return
         screen.rekeyed({q.id: q.model_copy(update={"key": key}) for q, key in applied.fixed})
         try:
-            screen.bank = load_bank(applied.path, bank.format, strict=False)
+            screen.bank = load_bank(applied.path, bank.format, strict=False, columns=bank.columns)
         except QuiztuiError as exc:
             screen.bank = None
             screen.notify(printable(str(exc)), title="Written, but re-reading failed", markup=False)

@@ -28,7 +28,31 @@ from quiztui.tui.widgets.cells import (
 from quiztui.tui.widgets.tables import LINT_STYLES
 
 
-def summary_text(record: QuestionRecord, total: int) -> Text:
+def fitted(items: list[Text], width: int | None, indent: str = "") -> Text:
+    """``items`` joined by `` · ``, a line broken between two items (never between a label and
+    its value) when ``width`` cells are full; every line starts after ``indent`` (the first
+    one's is the caller's)."""
+    out = Text(end="")
+    column = len(indent)
+    for i, item in enumerate(items):
+        if i:
+            if width is not None and column + 3 + item.cell_len > width:
+                out.append("\n" + indent)
+                column = len(indent)
+            else:
+                out.append(" · ", style="dim")
+                column += 3
+        out.append_text(item)
+        column += item.cell_len
+    return out
+
+
+def labelled(label: str, *value: str | tuple[str, str]) -> Text:
+    """``label value``: a dim label and its value, kept together on one line."""
+    return Text.assemble((f"{label} ", "dim"), *value, end="")
+
+
+def summary_text(record: QuestionRecord, total: int, width: int | None = None) -> Text:
     q = record.question
     text = Text(end="")
     text.append(f"Question {record.number} of {total}", style="bold")
@@ -59,18 +83,18 @@ def summary_text(record: QuestionRecord, total: int) -> Text:
         text.append("pending", style=BADGE_STYLES["pending"])
         text.append(f" · {judged}/{q.n} options judged so far", style="dim")
         return text
-    text.append("k ", style="dim")
-    text.append(f"{score.k}/{score.n}")
-    text.append(" · badge ", style="dim")
-    text.append(str(score.badge), style=BADGE_STYLES.get(score.badge, ""))
-    text.append(" · confidence ", style="dim")
-    text.append(confidence_text(score.confidence))
+    confidence = confidence_text(score.confidence)
     if score.interval is not None:
         lo, hi = score.interval
-        text.append(f" [{lo:.2f}–{hi:.2f}]")
-    text.append(f" · judged {score.judged}/{score.n}", style="dim")
-    text.append(" · graded ", style="dim")
-    text.append(confidence_text(score.graded))
+        confidence += f" [{lo:.2f}–{hi:.2f}]"
+    items = [
+        labelled("k", f"{score.k}/{score.n}"),
+        labelled("badge", (str(score.badge), BADGE_STYLES.get(score.badge, ""))),
+        labelled("confidence", confidence),
+        labelled("judged", (f"{score.judged}/{score.n}", "dim")),
+        labelled("graded", confidence_text(score.graded)),
+    ]
+    text.append_text(fitted(items, width))
     text.append("\n")
     if score.suggested_option is not None and 0 <= score.suggested_option < q.n:
         idx = score.suggested_option
@@ -83,7 +107,7 @@ def summary_text(record: QuestionRecord, total: int) -> Text:
     return text
 
 
-def option_text(record: QuestionRecord, index: int) -> Text:
+def option_text(record: QuestionRecord, index: int, width: int | None = None) -> Text:
     q = record.question
     keyed = index == q.key
     text = Text(end="")
@@ -91,25 +115,26 @@ def option_text(record: QuestionRecord, index: int) -> Text:
     text.append(one_line(q.options[index]), style="bold" if keyed else "")
     if keyed:
         text.append("  ← key", style="bold")
-    text.append("\n   keyed ", style="dim")
-    text.append("true" if keyed else "false")
+    text.append("\n   ")
+    items = [labelled("keyed", "true" if keyed else "false")]
     assertion = record.options.get(index)
-    text.append(" · verdict ", style="dim")
     if assertion is None:
-        text.append("not judged yet", style="dim")
+        items.append(labelled("verdict", ("not judged yet", "dim")))
+        text.append_text(fitted(items, width, "   "))
         return text
     if assertion.verdict is None:
-        text.append("unjudged", style="bold magenta")
+        items.append(labelled("verdict", ("unjudged", "bold magenta")))
     else:
-        text.append("TRUE" if assertion.verdict else "FALSE")
-        text.append(" · P(true) ", style="dim")
-        text.append(confidence_text(assertion.p_true))
-        text.append(" · agrees ", style="dim")
         agrees = assertion.verdict == keyed
-        text.append("yes" if agrees else "no", style="" if agrees else "bold red")
-    text.append(f" · seq {assertion.seq}", style="dim")
+        items += [
+            labelled("verdict", "TRUE" if assertion.verdict else "FALSE"),
+            labelled("P(true)", confidence_text(assertion.p_true)),
+            labelled("agrees", ("yes" if agrees else "no", "" if agrees else "bold red")),
+        ]
+    items.append(labelled("seq", (str(assertion.seq), "dim")))
     if assertion.cached:
-        text.append(" · cached", style="dim")
+        items.append(Text("cached", style="dim", end=""))
+    text.append_text(fitted(items, width, "   "))
     text.append("\n   reason: ", style="dim")
     text.append(printable(assertion.reason) or "(none)")  # the judge's raw text, literally
     return text
@@ -122,7 +147,7 @@ class QuestionDetailScreen(ModalScreen[None]):
         Binding("escape", "close", "Close", id="detail.close"),
         Binding("j,down", "scroll_down", "Scroll down", id="detail.down", show=False),
         Binding("k,up", "scroll_up", "Scroll up", id="detail.up", show=False),
-        Binding("e", "edit", "Edit and re-judge", id="detail.edit", show=False),
+        Binding("e", "edit", "Edit and re-judge", id="detail.edit"),
         dialog_help("detail"),
     ]
 
@@ -137,6 +162,7 @@ class QuestionDetailScreen(ModalScreen[None]):
         self.record = record
         self.total = total
         self.edit = edit  # opens the editor on this question (None: not editable here)
+        self.width: int | None = None  # the text's width once laid out (lines break there)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="detail-dialog"):
@@ -157,10 +183,29 @@ class QuestionDetailScreen(ModalScreen[None]):
         self.record = record
         if not self.is_mounted:
             return
-        self.query_one("#detail-summary", Static).update(summary_text(record, self.total))
+        width = self.width
+        self.query_one("#detail-summary", Static).update(summary_text(record, self.total, width))
         for index in range(record.question.n):
             for option in self.query(f"#detail-option-{index}").results(Static):
-                option.update(option_text(record, index))
+                option.update(option_text(record, index, width))
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """Break the label · value lines at the text's width, between items."""
+        width = self.query_one("#detail-summary", Static).content_region.width
+        if width > 0 and width != self.width:
+            self.width = width
+            self.show_record(self.record)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "edit":
+            return self.edit is not None  # not editable here (a stored run): not in the footer
+        return True
 
     def action_close(self) -> None:
         self.dismiss(None)

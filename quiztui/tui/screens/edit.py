@@ -63,6 +63,8 @@ class EditQuestionScreen(ModalScreen[Edit | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "Re-judge", id="edit.save", priority=True),
         Binding("escape", "cancel", "Cancel", id="edit.cancel"),
+        # One key to the key field, from any field (it was the last of several tabs away).
+        Binding("ctrl+k", "focus_key", "Key field", id="edit.key", priority=True),
         dialog_help("edit"),
     ]
 
@@ -103,7 +105,9 @@ class EditQuestionScreen(ModalScreen[Edit | None]):
                         placeholder="T or F" if self.boolean else "letter",
                     )
             yield Static("", id="edit-error", markup=False)
-            hint = Text("ctrl+s re-judge · esc cancel · tab next field", style="dim")
+            hint = Text(
+                "ctrl+s re-judge · ctrl+k key field · tab next field · esc cancel", style="dim"
+            )
             yield Static(hint, id="edit-hint")
         yield Footer()
 
@@ -135,6 +139,11 @@ class EditQuestionScreen(ModalScreen[Edit | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+    def action_focus_key(self) -> None:
+        key = self.query_one("#edit-key", Input)
+        key.focus()
+        key.action_select_all()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.focus_next()

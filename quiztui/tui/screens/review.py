@@ -1,4 +1,6 @@
-"""The Review screen: every question rated 1–5 on five criteria (seed 004, MIRROR), live.
+"""The Quality ratings screen (``v``): every question rated 1–5 on five criteria (seed 004,
+MIRROR), live. Not the review desk (the vet screen's y / o / t / d decisions): the TUI names
+this screen "Quality ratings" everywhere.
 
 ``start(quiz, mode)`` (``assemble.review.review_starter`` behind a closure) yields a review run's events.
 The table has one row per question from the start — its five final ratings, whether the two judges
@@ -54,8 +56,8 @@ StartReview = Callable[[Quiz, str], AsyncIterator[Any]]
 STREAM_KEEP = 3000  # characters of a reply being written kept for the trajectory pane
 LOW_STYLE = "bold red"
 UNAVAILABLE = (
-    "Reviewing is unavailable here: this screen was opened without a review runner."
-    " Run `quiztui review QUIZ --tui` in a shell instead."
+    "Quality ratings are unavailable here: this screen was opened without a ratings runner."
+    " Run the ratings command with --tui in a shell instead (quiztui --help lists it)."
 )
 
 
@@ -265,10 +267,12 @@ def summary_renderable(progress: ReviewProgress) -> RenderableType:
 class ReviewScreen(LiveRunScreen):
     """Reviews a quiz (``r``); ``m`` switches direct/feedback for the next run."""
 
-    BUSY_LABEL = "A review"  # the quit confirmation: "<label> is running. Quit anyway?"
+    BUSY_LABEL = (
+        "A quality ratings run"  # the quit confirmation: "<label> is running. Quit anyway?"
+    )
     RUN_GROUP = "review-run"
     FLUSH_TIMER = "review-flush"
-    FAILED_TITLE = "Review failed"
+    FAILED_TITLE = "Quality ratings failed"
 
     DEFAULT_CSS = """
     ReviewScreen { layout: vertical; }
@@ -282,14 +286,16 @@ class ReviewScreen(LiveRunScreen):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "start_run", "Run", id="review.run", tooltip="Review the quiz"),
-        Binding("x", "cancel_run", "Cancel", id="review.cancel"),
-        Binding("m", "next_mode", "Mode", id="review.mode", tooltip="direct / feedback (next run)"),
-        Binding("s", "toggle_summary", "Summary", id="review.summary"),
-        Binding("v", "toggle_raw", "Raw replies", id="review.raw", show=False),
-        Binding("escape", "close", "Back", id="review.close"),
-        Binding("j", "scroll_pane(1)", "Scroll down", id="review.pane_down", show=False),
-        Binding("k", "scroll_pane(-1)", "Scroll up", id="review.pane_up", show=False),
+        Binding("r", "start_run", "Run", id="ratings.run", tooltip="Rate every question"),
+        Binding("x", "cancel_run", "Cancel", id="ratings.cancel"),
+        Binding(
+            "m", "next_mode", "Mode", id="ratings.mode", tooltip="direct / feedback (next run)"
+        ),
+        Binding("s", "toggle_summary", "Summary", id="ratings.summary"),
+        Binding("v", "toggle_raw", "Raw replies", id="ratings.raw", show=False),
+        Binding("escape", "close", "Back", id="ratings.close"),
+        Binding("j", "scroll_pane(1)", "Scroll down", id="ratings.pane_down", show=False),
+        Binding("k", "scroll_pane(-1)", "Scroll up", id="ratings.pane_up", show=False),
     ]
 
     def __init__(
@@ -346,7 +352,7 @@ class ReviewScreen(LiveRunScreen):
             self._show_stored(self.stored(self.mode))
         self.flush()
         if self.start is None:
-            self.notify_error(UNAVAILABLE, "Review unavailable")
+            self.notify_error(UNAVAILABLE, "Quality ratings unavailable")
         elif self.autorun:
             self.action_start_run()
 
@@ -394,7 +400,7 @@ class ReviewScreen(LiveRunScreen):
     def action_start_run(self) -> None:
         """Review the quiz in the current mode (a running review is replaced)."""
         if self.start is None:
-            self.notify_error(UNAVAILABLE, "Review unavailable")
+            self.notify_error(UNAVAILABLE, "Quality ratings unavailable")
             return
         if self.ask_cost_first():  # a paid judge: the dialog starts it on yes
             return
@@ -461,7 +467,7 @@ class ReviewScreen(LiveRunScreen):
         stopped = summary.stopped if summary is not None else None
         self.end_run(FAILED if stopped else FINISHED)
         if stopped:
-            self.notify_error(stopped, "Review stopped")
+            self.notify_error(stopped, "Quality ratings stopped")
 
     def end_run(self, status: str, error: str | None = None) -> None:
         if error is not None:
@@ -587,7 +593,7 @@ class ReviewScreen(LiveRunScreen):
     def _header_text(self) -> Text:
         p = self.progress
         text = Text(no_wrap=True, overflow="ellipsis", end="")
-        text.append(" review ", style="bold reverse")
+        text.append(" quality ratings ", style="bold reverse")
         text.append(" ")
         text.append(one_line(self.quiz.title), style="bold")
         text.append(f"  {len(self.questions)} questions", style="dim")
@@ -617,9 +623,9 @@ class ReviewScreen(LiveRunScreen):
             text.append("(known once a run starts)", style="dim")
         text.append("\n ")
         if p.status == IDLE:
-            text.append("press r to review the quiz", style="dim")
+            text.append("press r to rate every question", style="dim")
             return text
-        text.append(f"reviewed {p.done}/{p.total}", style="bold")
+        text.append(f"rated {p.done}/{p.total}", style="bold")
         if p.mode == "feedback":
             text.append(f" · converged {p.converged} · not converged {p.not_converged}")
         text.append(" · unscored ")
@@ -633,13 +639,13 @@ class ReviewScreen(LiveRunScreen):
         """Commands for the palette (``Prefix: verb``), used by the review app's provider."""
         return [
             (
-                "Run: review the quiz",
+                "Run: rate every question",
                 "Rate every question on the five criteria (r)",
                 self.action_start_run,
             ),
-            ("Run: cancel", "Cancel the review; reviewed rows stay (x)", self.action_cancel_run),
+            ("Run: cancel", "Cancel the ratings run; rated rows stay (x)", self.action_cancel_run),
             (
-                "Review: switch mode",
+                "Ratings: switch mode",
                 "direct / feedback for the next run (m)",
                 self.action_next_mode,
             ),

@@ -625,7 +625,14 @@ class RunQuestionsTable(QuestionsTable):
     """The vet screen's questions table without the live-only columns, plus the verdicts."""
 
     COLUMNS: ClassVar[Sequence[ColumnSpec]] = (
-        *(s for s in QuestionsTable.COLUMNS if s.key not in ("lint", "robust", "suggested")),
+        # no preview line here: the question and the key share the free width as before
+        *(
+            ColumnSpec(s.key, s.label, s.width, flex=3 if s.key == "question" else 1)
+            if s.key in ("question", "key")
+            else s
+            for s in QuestionsTable.COLUMNS
+            if s.key not in ("lint", "robust", "suggested")
+        ),
         ColumnSpec("verdicts", "verdicts", 8),
         ColumnSpec("suggested", "suggested option", 6, flex=1),
     )

@@ -13,8 +13,9 @@ from __future__ import annotations
 import dataclasses
 import gc
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from itertools import islice
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -59,7 +60,7 @@ from quiztui.tui.state import (
     RunState,
 )
 from quiztui.tui.streams import drain
-from quiztui.tui.widgets.cells import printable
+from quiztui.tui.widgets.cells import one_line, option_letter, printable
 from quiztui.tui.widgets.header import RunHeader
 from quiztui.tui.widgets.stats import RunStats
 from quiztui.tui.widgets.tables import QuestionsTable
@@ -68,7 +69,44 @@ from quiztui.tui.widgets.verdict_window import VerdictsTable
 if TYPE_CHECKING:
     from quiztui.tui.services import AppServices
 
+
+def preview_text(record: QuestionRecord) -> Text:
+    """``Q3 key B: Canberra · judge suggests C: Sydney (0.91)``, every text whole and literal."""
+    q = record.question
+    text = Text(end="")
+    text.append(f"Q{record.number} ", style="bold")
+    text.append("key ", style="dim")
+    if 0 <= q.key < q.n:
+        text.append(f"{option_letter(q.key)}: {one_line(q.options[q.key])}", style="bold")
+    else:
+        text.append("?")
+    score = record.score
+    if score is None:
+        text.append(" · not judged yet", style="dim")
+    elif score.suggested_option is not None and 0 <= score.suggested_option < q.n:
+        idx = score.suggested_option
+        text.append(" · judge suggests ", style="dim")
+        text.append(f"{option_letter(idx)}: {one_line(q.options[idx])}", style="bold yellow")
+        if score.suggested_p is not None:
+            text.append(f" ({score.suggested_p:.2f})")
+    else:
+        text.append(" · the judge agrees with the key", style="dim")
+    return text
+
+
 BADGE_FILTERS = ("all", "poor", "questionable", "incomplete", "good", "pending")
+# While the review desk is in use (a decision made, or its filter on) the footer shows its keys,
+# with these short names, in place of the filter and search keys (which still work).
+DESK_FOOTER = {
+    "review.accept": "accept",
+    "review.fix": "fix",
+    "review.rewrite": "rewrite",
+    "review.drop": "drop",
+    "review.clear": "undo",
+    "review.filter": "desk",
+    "review.apply": "apply",
+}
+DESK_MAKES_ROOM = ("view.filter_cycle", "view.search", "run.start", "run.cancel")
 MAX_ROWS_PER_FLUSH = 20_000  # the verdicts table is windowed: adding a row is a list append
 MAX_QUESTIONS_PER_FLUSH = 400  # question rows refreshed per flush (a few update_cells each)
 # While a run streams, question rows are refreshed at most this often (seconds): a questions-table
@@ -96,13 +134,37 @@ class VetScreen(LiveRunScreen):
         Binding("ctrl+s", "save_quiz", "Save edits", id="edit.write", show=False),
         Binding("w", "toggle_columns", "All columns", id="view.columns", show=False),
         # The review desk (screens/decide.py): one key per decision, a filter, apply fixes.
-        Binding("y", "decide('accept')", "Accept the key", id="review.accept", show=False),
-        Binding("o", "decide('fix')", "Fix: choose the right option", id="review.fix", show=False),
-        Binding("t", "decide('rewrite')", "Needs a rewrite", id="review.rewrite", show=False),
-        Binding("d", "decide('drop')", "Drop the question", id="review.drop", show=False),
-        Binding("u", "clear_decision", "Clear the decision", id="review.clear", show=False),
-        Binding("n", "cycle_review_filter", "Review filter", id="review.filter", show=False),
-        Binding("A", "apply_fixes", "Apply fixes to the file", id="review.apply", show=False),
+        Binding(
+            "y", "decide('accept')", "Review desk: accept the key", id="review.accept", show=False
+        ),
+        Binding(
+            "o",
+            "decide('fix')",
+            "Review desk: fix (choose the right option)",
+            id="review.fix",
+            show=False,
+        ),
+        Binding(
+            "t",
+            "decide('rewrite')",
+            "Review desk: needs a rewrite",
+            id="review.rewrite",
+            show=False,
+        ),
+        Binding(
+            "d", "decide('drop')", "Review desk: drop the question", id="review.drop", show=False
+        ),
+        Binding(
+            "u", "clear_decision", "Review desk: clear the decision", id="review.clear", show=False
+        ),
+        Binding("n", "cycle_review_filter", "Review desk: filter", id="review.filter", show=False),
+        Binding(
+            "A",
+            "apply_fixes",
+            "Review desk: apply fixes to the file",
+            id="review.apply",
+            show=False,
+        ),
     ]
 
     def __init__(
@@ -122,11 +184,16 @@ class VetScreen(LiveRunScreen):
         # The file's items (for saving edits back in its own format) and the edited ones by index.
         self.bank: Bank | None = services.bank
         self.edits: dict[int, Item] = {}
+        # question id → (the question as the file has it, its true option's index) for the
+        # edits not saved yet: the truth file beside the quiz follows them on save.
+        self._saved_as: dict[str, tuple[Question, int]] = {}
         # ``start_rejudge(quiz)`` judges a one-question quiz (None: editing re-judges nothing).
         self.start_rejudge = services.start_rejudge
         self._rejudge_worker: Worker[None] | None = None
         self._rejudging: str | None = None  # the question id being re-judged
         self.start_run = services.start_run
+        self.start_edited_run = services.start_edited_run
+        self.opened_quiz = quiz  # what ``start_run`` judges; ``self.quiz`` follows the edits
         self.judge_label = services.judge_label
         self.simulated = services.simulated
         self.simulated_note = services.simulated_note
@@ -142,6 +209,9 @@ class VetScreen(LiveRunScreen):
         self._apply_lint()
         self.desk = ReviewDesk(services.decisions, quiz)
         self.desk.apply(self.state.questions.values())
+        self._desk_keys_shown = False
+        # the desk's bindings' descriptions as F1 shows them (the footer's are short)
+        self._long = {b.id: b.description for b in self.BINDINGS if isinstance(b, Binding) and b.id}
         self.badge_filter = "all"
         self.text_filter = ""
         self._labels: tuple[str, str] = ("", "")
@@ -163,6 +233,9 @@ class VetScreen(LiveRunScreen):
             yield Static("", id="questions-label", markup=False)
             yield Input(placeholder="filter question text…", id="search")
         yield QuestionsTable(id="questions")
+        # The highlighted question's key and the judge's suggestion, whole: what the author
+        # checks, which the table's narrow columns cut.
+        yield Static("", id="preview", markup=False)
         yield Static("", id="verdicts-label", classes="section-bar", markup=False)
         yield VerdictsTable(lambda qid: self.state.questions.get(qid), id="verdicts")
         yield RunStats(self.state.total, id="stats")
@@ -173,9 +246,10 @@ class VetScreen(LiveRunScreen):
         self.questions_table.show(self._visible_records(), self._visible_unjudged())
         self._update_labels()
         self.query_one(RunStats).show(self.state)
-        if self.quiz.skipped:
+        if self.quiz.skipped or self.quiz.notes:
             self._notify_skipped()
         self.questions_table.focus()
+        self.show_desk_keys()  # decisions carried over from earlier sessions: in use already
         self.start_flush_timer()
         if self.simulated_note:  # said once, long enough to read; the header keeps it (tooltip)
             self.query_one(RunHeader).tooltip = self.simulated_note
@@ -206,7 +280,7 @@ class VetScreen(LiveRunScreen):
         lines = self.quiz.load_report()
         self.notify(
             printable("\n".join(lines[:6] + (["…"] if len(lines) > 6 else []))),
-            title="Skipped items",
+            title="Skipped items" if self.quiz.skipped else "Read with warnings",
             severity="warning",
             markup=False,
             timeout=15,
@@ -247,7 +321,14 @@ class VetScreen(LiveRunScreen):
         self._pause_collector()
         self.state.begin()
         self._status_changed()
-        self.start_run_worker(self.start_run, self._record)
+        self.start_run_worker(self._run_events(), self._record)
+
+    def _run_events(self) -> Callable[[], AsyncIterator[VetEvent]]:
+        """The quiz as it is now: edited or re-keyed since it was opened, it is judged so."""
+        quiz, edited_run = self.quiz, self.start_edited_run
+        if quiz is self.opened_quiz or edited_run is None:
+            return self.start_run
+        return lambda: edited_run(quiz)
 
     def _apply_fragility(self) -> None:
         for qid, record in self.state.questions.items():
@@ -414,8 +495,34 @@ class VetScreen(LiveRunScreen):
             if record is not None:
                 screen.show_record(record)
 
+    @on(DataTable.RowHighlighted, "#questions")
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_preview()
+
+    def _show_preview(self) -> None:
+        """The preview line under the table: the highlighted question's key and suggestion."""
+        table = self.questions_table
+        key = table.cursor_row_key
+        preview = Text(end="")
+        record = self.state.questions.get(str(key.value)) if key is not None else None
+        if record is not None:
+            preview = preview_text(record)
+        elif key is not None:
+            item = next((u for u in self.quiz.unjudged if u.id == key.value), None)
+            if item is not None:
+                preview = Text(f"not judged ({item.type}): written back unchanged", style="dim")
+        shown = self.query_one("#preview", Static)
+        shown.update(preview)
+        # As many rows as it wraps to (3 at most): `height: auto` measured it at one row.
+        width = (shown.size.width or self.app.size.width) - 2
+        rows = len(preview.wrap(self.app.console, max(width, 20))) if preview.plain else 1
+        shown.styles.height = max(1, min(rows, 3))
+
     def _refresh_questions(self, question_ids: set[str]) -> None:
         table = self.questions_table
+        key = table.cursor_row_key
+        if key is not None and key.value in question_ids:
+            self._show_preview()
         state = self.state
         if self._filtering:
             for qid in question_ids:
@@ -500,6 +607,10 @@ class VetScreen(LiveRunScreen):
     def _apply_filter(self) -> None:
         self.questions_table.show(self._visible_records(), self._visible_unjudged())
         self._update_labels()
+
+    def refilter(self) -> None:
+        """Filter the rows again now (a decision changed which questions the filter shows)."""
+        self._apply_filter()
 
     def _update_labels(self) -> None:
         shown = self.questions_table.row_count
@@ -605,6 +716,7 @@ class VetScreen(LiveRunScreen):
     def on_resize(self) -> None:
         self._labels = ("", "")
         self.call_after_refresh(self._update_labels)
+        self.call_after_refresh(self._show_preview)
 
     def action_open_calibrate(self) -> None:
         """The Calibrate screen (one per app: its results stay when you come back)."""
@@ -661,6 +773,35 @@ class VetScreen(LiveRunScreen):
     def action_cycle_review_filter(self) -> None:
         self.desk.cycle_filter()
         self._apply_filter()
+        self.show_desk_keys()
+
+    def help_description(self, binding: Binding) -> str:
+        """F1 names the desk's keys in full while the footer shows their short names."""
+        return self._long.get(binding.id or "", binding.description)
+
+    def show_desk_keys(self) -> None:
+        """The footer shows the desk's keys while it is in use, the filter and search keys
+        otherwise (F1 and the palette list them all, always)."""
+        in_use = bool(self.desk.decisions) or self.desk.filter != "all"
+        if in_use == self._desk_keys_shown:
+            return
+        self._desk_keys_shown = in_use
+        bindings = self._bindings.key_to_bindings
+        for key, listed in bindings.items():
+            bindings[key] = [
+                dataclasses.replace(
+                    b, show=in_use, description=DESK_FOOTER[b.id] if in_use else self._long[b.id]
+                )
+                if b.id in DESK_FOOTER
+                else dataclasses.replace(b, show=not in_use)
+                if b.id in DESK_MAKES_ROOM
+                else b
+                for b in listed
+            ]
+        footer = self.query_one(Footer)  # room for the seven keys at 80 columns
+        footer.compact = in_use
+        footer.show_command_palette = not in_use
+        self.refresh_bindings()
 
     def action_apply_fixes(self) -> None:
         self.desk.apply_fixes(self)
@@ -685,17 +826,25 @@ class VetScreen(LiveRunScreen):
             return
         record = self.state.questions[qid]
         old = record.question
+        self._saved_as.setdefault(qid, (old, self.quiz.truth.get(qid, old.key)))
         new = old.model_copy(update={"text": edit.text, "options": edit.options, "key": edit.key})
         truth = {k: v for k, v in self.quiz.truth.items() if k != qid}  # the old answer's index
         questions = tuple(new if q.id == qid else q for q in self.quiz.questions)
         self.quiz = self.quiz.model_copy(update={"questions": questions, "truth": truth})
         self.state.quiz = self.quiz
-        if self.bank is not None:
+        if self.bank is None:  # said now, not at ctrl+s ("nothing to save")
+            self.notify(
+                "This quiz's file cannot be written back: the edit is judged here only",
+                severity="warning",
+                timeout=6,
+            )
+        else:
             index = item_index(qid)
             item = self.edits.get(index, self.bank.items[index])
             blank = blank_number(qid)  # a blank of an embedded-answers (Cloze) item
             self.edits[index] = apply_edit(item, edit.text, edit.options, edit.key, blank=blank)
         self._forget_question(record, new)
+        self.query_one(RunHeader).set_run(unsaved=len(self.edits))
         self.desk.apply([record])  # an edited question keeps no decision
         self.state.dirty_questions.add(qid)
         self._relint()  # the whole quiz: duplicates and position bias span questions
@@ -775,6 +924,26 @@ class VetScreen(LiveRunScreen):
             timeout=8,
         )
 
+    def _follow_truth(self, path: Path) -> None:
+        """The truth file beside the quiz follows the saved edits (else the next open of the
+        quiz would warn that the edited questions are not in it)."""
+        from quiztui.formats.truth import follow_edits
+
+        edited = [
+            (before, self.state.questions[qid].question, true_index)
+            for qid, (before, true_index) in self._saved_as.items()
+            if qid in self.state.questions
+        ]
+        self._saved_as.clear()
+        try:
+            follow_edits(path, edited)
+        except OSError as exc:
+            self.notify(
+                printable(f"the truth file was not updated: {exc}"),
+                severity="warning",
+                markup=False,
+            )
+
     @property
     def unsaved(self) -> int:
         return len(self.edits)
@@ -796,8 +965,11 @@ class VetScreen(LiveRunScreen):
             return
         count = len(self.edits)
         self.edits.clear()
+        self.query_one(RunHeader).set_run(unsaved=0)
+        self._follow_truth(path)
         try:
-            self.bank = load_bank(path, self.bank.format, strict=False)  # skipped items stay
+            # skipped items stay; a file read with --columns is read with them again
+            self.bank = load_bank(path, self.bank.format, strict=False, columns=self.bank.columns)
         except QuiztuiError as exc:
             self.bank = None
             self.notify(printable(str(exc)), title="Saved, but re-reading failed", markup=False)

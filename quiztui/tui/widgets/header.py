@@ -32,8 +32,8 @@ def model_name(judge_label: str) -> str:
 class RunHeader(Static):
     """One line of run facts, all rendered literally (the title comes from the quiz file).
 
-    What is always there: the judge (a reversed SIMULATED, or the model name), the run state and
-    the cost. The rest is fitted to the width: extras (the calibration, the prior, the estimate,
+    What is always there: the judge (a reversed SIMULATED, or the model name), the run state,
+    the cost and, while there are any, the edits not saved yet. The rest is fitted to the width: extras (the calibration, the prior, the estimate,
     the judge's full label, in that order) are left out when they do not fit beside the whole
     title; only then is the title shortened.
     """
@@ -61,6 +61,7 @@ class RunHeader(Static):
         self.budget: float | None = None
         self.spent: float | None = None  # USD so far at the configured price (None: unknown)
         self.prior: str | None = None  # prior = "auto": the estimate the run scored with
+        self.unsaved = 0  # edited questions not written to the file yet (ctrl+s)
         super().__init__("", id=id)
         self.update(self._text())
 
@@ -76,7 +77,10 @@ class RunHeader(Static):
         prior: str | None = None,
         spent: float | None = None,
         status_note: str | None = None,
+        unsaved: int | None = None,
     ) -> None:
+        if unsaved is not None:
+            self.unsaved = unsaved
         if judge_label is not None:
             self.judge_label = judge_label
         if simulated is not None:
@@ -145,6 +149,8 @@ class RunHeader(Static):
     def _text(self) -> Text:
         width = self.size.width
         fixed = [self._judge(), self._state(), Text(self.cost_text(), style="dim")]
+        if self.unsaved:  # always shown: an edit only the app holds is lost on a careless quit
+            fixed.append(Text(f"{self.unsaved} unsaved (ctrl+s)", style="bold yellow"))
         title = Text(one_line(self.quiz_title), style="bold")
         extras = self._extras()
 

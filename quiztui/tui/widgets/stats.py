@@ -9,6 +9,7 @@ from textual.widgets import ProgressBar, Static
 
 from quiztui.core.estimate import usd
 from quiztui.core.figures import is_partial, run_state_text
+from quiztui.report.progress import fit_line
 from quiztui.tui.state import RUNNING, RunState
 from quiztui.tui.widgets.cells import elapsed_text, one_line
 
@@ -29,6 +30,7 @@ class RunStats(Vertical):
         self._total = total
         self._last: tuple[str, str] | None = None
         self._prior: str | None = None  # "prior auto 0.86": the prior the run scored with
+        self._parts: list[str] = []  # the stats line's items, fitted to its width when drawn
 
     def set_prior(self, label: str) -> None:
         """The prior the posteriors used (core/figures.prior_text: ``fixed 0.95`` or ``auto 0.86
@@ -76,15 +78,27 @@ class RunStats(Vertical):
             parts.insert(0, self._prior)
         if is_partial(state.status, state.not_run):  # first: it says what the counts mean
             parts.insert(0, run_state_text(state.status, state.not_run))
-        line = " · ".join(parts)
         if state.last_error:
-            line += f" · last: {state.last_error}"
+            parts.append(f"last: {state.last_error}")
+        parts = [one_line(part) for part in parts]
+        line = " · ".join(parts)
         if (count, line) == self._last:
             return
         self._last = (count, line)
+        self._parts = parts
         bar = self.query_one("#progress", ProgressBar)
         bar.update(total=max(total, 1), progress=done)
         self.query_one("#progress-count", Static).update(count)
-        self.query_one("#stats-line", Static).update(
-            Text(one_line(line), no_wrap=True, overflow="ellipsis", end="")
-        )
+        self._draw()
+
+    def _draw(self) -> None:
+        """The items that fit the line's width, whole: the last ones give way, not a value."""
+        shown = self.query_one("#stats-line", Static)
+        width = shown.content_region.width
+        line = " · ".join(self._parts)
+        if width > 0:
+            line = fit_line(self._parts, width)
+        shown.update(Text(line, no_wrap=True, overflow="ellipsis", end=""))
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._draw)
