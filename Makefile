@@ -25,8 +25,10 @@ $(VENV)/.test-installed: pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 run: $(VENV)/.runtime-installed
 	$(BIN)/quiztui $(QUIZ)
 
+# Two xdist workers (tests share no port, file or env var; the wheel is built once per session),
+# and the ten slowest tests listed at the end so their growth is seen.
 test: $(VENV)/.test-installed
-	env -u NO_COLOR $(BIN)/python -m pytest -q
+	env -u NO_COLOR $(BIN)/python -m pytest -q -n 2 --durations=10
 
 # The optional embed extra (onnxruntime + int8 MiniLM, about 125 MB) and the tests that need it;
 # `make test` skips those tests cleanly when the extra is absent.

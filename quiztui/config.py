@@ -273,7 +273,7 @@ class LintConfig(_Section):
     @field_validator("disable", mode="before")
     @classmethod
     def _known_codes(cls, value: Any) -> Any:
-        from quiztui.core.lint import check_codes
+        from quiztui.core.lint_model import check_codes
 
         if isinstance(value, str):  # QUIZTUI_LINT_DISABLE="L106,L107"
             value = value.replace(",", " ").split()
