@@ -78,6 +78,29 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     teardown_logging()
 
 
+def isolated_env(home: Path) -> dict[str, str]:
+    """The environment ``_isolated`` gives a test, under ``home``: for a fixture wider than one
+    test (module or session scope), which sets up before any test's own environment exists."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in KEY_VARS and k != "NO_COLOR"}
+    env.pop("QUIZTUI_LOG_LEVEL", None)
+    env.pop("QUIZTUI_CONFIG", None)
+    env |= {
+        "QUIZTUI_CONFIG_DIR": str(home / "config"),
+        "QUIZTUI_DATA_DIR": str(home / "data"),
+        "QUIZTUI_LOG_DIR": str(home / "log"),
+        "XDG_CONFIG_HOME": str(home / "xdg-config"),
+        "XDG_DATA_HOME": str(home / "xdg-data"),
+        "XDG_CACHE_HOME": str(home / "xdg-cache"),
+        "XDG_STATE_HOME": str(home / "xdg-state"),
+        "QUIZTUI_JUDGE_PROVIDER": "simulated",
+        "QUIZTUI_SIMULATED_LATENCY": "0",
+        "QUIZTUI_SIMULATED_LINE_DELAY": "0",
+    }
+    return env
+
+
 def shared_data(*parts: str) -> Path:
     """A path under ../shared/data, skipping the test cleanly when it is absent."""
     path = SHARED_DATA.joinpath(*parts)
