@@ -25,10 +25,11 @@ $(VENV)/.test-installed: pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 run: $(VENV)/.runtime-installed
 	$(BIN)/quiztui $(QUIZ)
 
-# Two xdist workers (tests share no port, file or env var; the wheel is built once per session),
+# Two xdist workers that steal work from each other at the end (tests share no port, file or env
+# var; the wheel is built once per session),
 # and the ten slowest tests listed at the end so their growth is seen.
 test: $(VENV)/.test-installed
-	env -u NO_COLOR $(BIN)/python -m pytest -q -n 2 --durations=10
+	env -u NO_COLOR $(BIN)/python -m pytest -q -n 2 --dist worksteal --durations=10
 
 # The optional embed extra (onnxruntime + int8 MiniLM, about 125 MB) and the tests that need it;
 # `make test` skips those tests cleanly when the extra is absent.
