@@ -6,7 +6,8 @@ wall time against the ideal ceil(requests / concurrency) × latency — both for
 for the whole process (interpreter start-up, imports, the run, the report and the end-of-run lint),
 which is what a user waits for. The process is split into start-up (spawn → the run's first
 stderr line), run, and post-run (the final progress line → exit), timed from the parent as the
-child's stderr lines arrive; "first request" is spawn → the first chat request's arrival at the
+child's stderr lines arrive, and the vet process's CPU time (user + system: the figure a busy
+machine disturbs least); "first request" is spawn → the first chat request's arrival at the
 fake server (its clock, the same machine's). The package is byte-compiled first (as an installed
 wheel is), so a checkout run with PYTHONDONTWRITEBYTECODE does not time the compiler.
 
@@ -62,7 +63,8 @@ def run_once(
         }
         env.pop("NO_COLOR", None)
         report = Path(tmp) / "report.json"
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        before = usage_before.ru_maxrss
         spawned = time.time()
         start = time.perf_counter()
         proc = subprocess.Popen(
@@ -105,7 +107,11 @@ def run_once(
                 last_progress = now
         proc.wait()
         wall = time.perf_counter() - start
-        rss_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        usage_after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the vet process only
+        rss_kb = usage_after.ru_maxrss
+        cpu = sum(
+            getattr(usage_after, f) - getattr(usage_before, f) for f in ("ru_utime", "ru_stime")
+        )
         if proc.returncode not in (0, 1):
             raise SystemExit(f"vet failed ({proc.returncode}): {''.join(lines)}")
         summary = json.loads(report.read_text())
@@ -116,6 +122,7 @@ def run_once(
     )
     return {
         "first_request_s": first_request,
+        "cpu_s": cpu,
         "startup_s": first_line if first_line is not None else float("nan"),
         "post_run_s": wall - last_progress if last_progress is not None else float("nan"),
         "process_ratio": wall / ideal if ideal else float("nan"),
@@ -143,7 +150,7 @@ def show(label: str, r: dict[str, float]) -> None:
     line = (
         f"  process: first request {r['first_request_s']:.2f} s,"
         f" start-up {r['startup_s']:.2f} s, run {r['run_s']:.2f} s,"
-        f" post-run {r['post_run_s']:.2f} s"
+        f" post-run {r['post_run_s']:.2f} s; CPU {r['cpu_s']:.2f} s"
     )
     if r["ideal_s"]:
         line += f"; wall ÷ ideal {r['process_ratio']:.2f} (start-up and post-run included)"
