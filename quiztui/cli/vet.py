@@ -313,7 +313,14 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
             _, note = store.leases.acquire(args.resume)
             if note:
                 print(f"quiztui: {note}", file=sys.stderr)
-        runs = vet_runs(config, quiz, store, args.resume, getattr(args, "batch_api", False))
+        runs = vet_runs(
+            config,
+            quiz,
+            store,
+            args.resume,
+            getattr(args, "batch_api", False),
+            live_scores=not args.no_tui,  # headless: only the final scores are shown
+        )
         if not args.no_tui:
             build_vet_app(
                 config,
