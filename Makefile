@@ -26,8 +26,7 @@ run: $(VENV)/.runtime-installed
 	$(BIN)/quiztui $(QUIZ)
 
 # Two xdist workers that steal work from each other at the end (tests share no port, file or env
-# var; the wheel is built once per session),
-# and the ten slowest tests listed at the end so their growth is seen.
+# var; the wheel is built once per session), and the ten slowest tests listed so growth is seen.
 test: $(VENV)/.test-installed
 	env -u NO_COLOR $(BIN)/python -m pytest -q -n 2 --dist worksteal --durations=10
 
