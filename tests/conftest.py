@@ -1,17 +1,56 @@
-"""Test isolation: every test gets its own config/data dirs and no API keys or NO_COLOR."""
+"""Test isolation: every test gets its own config/data dirs and no API keys or NO_COLOR.
+
+The suite runs on two xdist workers (``make test``: ``-n 2``); what the workers share is made
+once: the package's byte code (before they start) and the built wheel (``built_wheel``).
+"""
 
 from __future__ import annotations
 
+import compileall
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from quiztui.log import teardown_logging
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENAI_BASE_URL")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Byte-compile the package once, before any worker starts: the hundreds of quiztui processes
+    the tests run then import it as an installed wheel would, instead of each compiling every
+    module again (PYTHONDONTWRITEBYTECODE keeps an import from writing its byte code)."""
+    if not hasattr(session.config, "workerinput"):  # the controller, or a run without xdist
+        compileall.compile_dir(REPO / "quiztui", quiet=1)
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The checkout built as a wheel, once per test session: the first worker to ask builds it
+    (under a file lock in the session's shared temp dir), the other finds it there."""
+    shared = tmp_path_factory.getbasetemp().parent  # one dir for every worker of this session
+    out = shared / "built-wheel"
+    with FileLock(str(shared / "built-wheel.lock")):
+        if not any(out.glob("quiztui-*.whl")):
+            subprocess.run(
+                [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"]
+                + ["--no-build-isolation", "-w", str(out / "tmp"), str(REPO)],
+                check=True,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            (made,) = (out / "tmp").glob("quiztui-*.whl")
+            made.rename(out / made.name)
+    (built,) = out.glob("quiztui-*.whl")
+    return built
 
 
 @pytest.fixture(autouse=True)
@@ -37,6 +76,29 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     yield
     # A test that ran the CLI in-process leaves its log handler open: close it.
     teardown_logging()
+
+
+def isolated_env(home: Path) -> dict[str, str]:
+    """The environment ``_isolated`` gives a test, under ``home``: for a fixture wider than one
+    test (module or session scope), which sets up before any test's own environment exists."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in KEY_VARS and k != "NO_COLOR"}
+    env.pop("QUIZTUI_LOG_LEVEL", None)
+    env.pop("QUIZTUI_CONFIG", None)
+    env |= {
+        "QUIZTUI_CONFIG_DIR": str(home / "config"),
+        "QUIZTUI_DATA_DIR": str(home / "data"),
+        "QUIZTUI_LOG_DIR": str(home / "log"),
+        "XDG_CONFIG_HOME": str(home / "xdg-config"),
+        "XDG_DATA_HOME": str(home / "xdg-data"),
+        "XDG_CACHE_HOME": str(home / "xdg-cache"),
+        "XDG_STATE_HOME": str(home / "xdg-state"),
+        "QUIZTUI_JUDGE_PROVIDER": "simulated",
+        "QUIZTUI_SIMULATED_LATENCY": "0",
+        "QUIZTUI_SIMULATED_LINE_DELAY": "0",
+    }
+    return env
 
 
 def shared_data(*parts: str) -> Path:

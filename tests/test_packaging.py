@@ -1,8 +1,9 @@
 """The built wheel: every data file the code names is inside it, and the package reads its data
 only through :mod:`quiztui.resources` (never from the source tree).
 
-The wheel is built once per module with the build backend installed in the venv (hatchling is in
-the test extra), without build isolation, so no index is needed. ``.ci/wheel_smoke.sh`` goes
+The wheel is built once per test session (``built_wheel`` in conftest.py) with the build backend
+installed in the venv (hatchling is in the test extra), without build isolation, so no index is
+needed. ``.ci/wheel_smoke.sh`` goes
 further: it installs the wheel into a fresh venv outside the checkout and runs the commands.
 """
 
@@ -32,18 +33,8 @@ DATA = "quiztui/_data"
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation"]
-        + ["-w", str(out), str(REPO)],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    (built,) = out.glob("quiztui-*.whl")
-    return built
+def wheel(built_wheel: Path) -> Path:
+    return built_wheel  # built once per session for every worker (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, isolated_env
 from runs_helpers import listed_runs
 from test_cli import run_cli
 from tui_helpers import wait_until
@@ -40,13 +41,15 @@ def judged_by(server: FakeOpenAI) -> dict[str, str]:
     }
 
 
-@pytest.fixture
-def every_kind(tmp_path: Path) -> Path:
-    """One vet, one grade, one review and one robustness run in the store, in that order."""
-    answers = tmp_path / "answers.csv"
+@pytest.fixture(scope="module")
+def every_kind_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One vet, one grade, one review and one robustness run in the store, in that order: made
+    once per module, in a home of their own."""
+    home = tmp_path_factory.mktemp("every-kind")
+    answers = home / "answers.csv"
     answers.write_text(ANSWERS, encoding="utf-8")
     with FakeOpenAI.from_quiz(load_quiz(QUIZ)) as server:
-        env = judged_by(server)
+        env = isolated_env(home) | judged_by(server)
         for args in (
             ("vet", str(QUIZ), "--no-tui"),
             ("grade", str(answers)),
@@ -56,7 +59,18 @@ def every_kind(tmp_path: Path) -> Path:
             out = run_cli(*args, env=env)
             assert out.returncode in (0, 1), f"{args[0]}: {out.stderr}"
         assert any(r.status == 200 for r in server.requests)
-    return Path(os.environ["QUIZTUI_DATA_DIR"]) / "quiztui.db"
+    return Path(env["QUIZTUI_DATA_DIR"]) / "quiztui.db"
+
+
+@pytest.fixture
+def every_kind(every_kind_once: Path) -> Path:
+    """A copy of that store in this test's data dir (closed: its WAL is empty)."""
+    data = Path(os.environ["QUIZTUI_DATA_DIR"])
+    data.mkdir(parents=True, exist_ok=True)
+    for part in (every_kind_once, every_kind_once.with_name(every_kind_once.name + "-wal")):
+        if part.exists():
+            shutil.copy(part, data / part.name)
+    return data / "quiztui.db"
 
 
 def test_runs_lists_every_kind_newest_first(every_kind: Path) -> None:

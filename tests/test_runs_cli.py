@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, isolated_env
 from test_cli import run_cli
 
 from quiztui.pipeline.history import compare_stored
@@ -18,21 +19,35 @@ QUIZ = REPO / "sample_quizzes" / "planted_errors.json"
 OTHER = REPO / "sample_quizzes" / "opentdb_sample.json"
 
 
-def vet(quiz: Path, tpr: str, tnr: str) -> None:
+def vet(quiz: Path, tpr: str, tnr: str, env: dict[str, str] | None = None) -> None:
     out = run_cli(
         "vet",
         str(quiz),
         "--no-tui",
-        env={"QUIZTUI_SIMULATED_TPR": tpr, "QUIZTUI_SIMULATED_TNR": tnr},
+        env={**(env or {}), "QUIZTUI_SIMULATED_TPR": tpr, "QUIZTUI_SIMULATED_TNR": tnr},
     )
     assert out.returncode in (0, 1), out.stderr
 
 
+@pytest.fixture(scope="module")
+def two_runs_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The two vet runs, made once per module in a home of their own."""
+    env = isolated_env(tmp_path_factory.mktemp("two-runs"))
+    vet(QUIZ, "0.95", "0.9", env)
+    vet(QUIZ, "0.6", "0.7", env)
+    return Path(env["QUIZTUI_DATA_DIR"]) / "quiztui.db"
+
+
 @pytest.fixture
-def two_runs() -> Path:
-    vet(QUIZ, "0.95", "0.9")
-    vet(QUIZ, "0.6", "0.7")
-    return Path(os.environ["QUIZTUI_DATA_DIR"]) / "quiztui.db"
+def two_runs(two_runs_once: Path) -> Path:
+    """A copy of the two runs' store in this test's data dir (the store is closed: its WAL is
+    empty), so a test that adds a run changes no other test's store."""
+    data = Path(os.environ["QUIZTUI_DATA_DIR"])
+    data.mkdir(parents=True, exist_ok=True)
+    for part in (two_runs_once, two_runs_once.with_name(two_runs_once.name + "-wal")):
+        if part.exists():
+            shutil.copy(part, data / part.name)
+    return data / "quiztui.db"
 
 
 def test_runs_lists_counts_judge_and_cost(two_runs: Path) -> None:

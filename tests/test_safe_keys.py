@@ -125,15 +125,26 @@ def test_marker_keys_never_come_back_out_of_any_provider_or_report(
     }
     db = home / "data" / "quiztui.db"
     outputs: list[str] = []
+    for name, value in env.items():
+        if name.startswith(("QUIZTUI_", "XDG_")) or name in MARKERS or name == "HOME":
+            monkeypatch.setenv(name, value)
 
     def quiztui(*args: str) -> subprocess.CompletedProcess[str]:
-        out = subprocess.run(
-            [sys.executable, "-m", "quiztui", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-        )
+        """The first command in a real process (the environment as a user's shell passes it),
+        the others through main() here: the same code, without an interpreter start each."""
+        if not outputs:
+            out = subprocess.run(
+                [sys.executable, "-m", "quiztui", *args],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=120,
+            )
+        else:
+            stdout, stderr = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+                code = main(list(args))
+            out = subprocess.CompletedProcess(args, code, stdout.getvalue(), stderr.getvalue())
         outputs.extend([out.stdout, out.stderr])
         return out
 
@@ -168,9 +179,6 @@ def test_marker_keys_never_come_back_out_of_any_provider_or_report(
             assert out.returncode != 0 or out.stdout == ""  # refused everywhere: nothing judged
             assert "Traceback" not in out.stderr, out.stderr
     # The stored runs, read back in-process (the same main() the processes ran).
-    for name, value in env.items():
-        if name.startswith(("QUIZTUI_", "XDG_")) or name in MARKERS:
-            monkeypatch.setenv(name, value)
     listing = in_process(outputs, "runs", "--db", str(db))
     run_ids = [line.split()[0] for line in listing.splitlines()[1:] if line.split()]
     assert len(run_ids) == 2 * len(runs), listing

@@ -15,11 +15,13 @@ import io
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import isolated_env
 
 from quiztui.core.terminal import csv_cell, csv_unquote, is_terminal_safe, terminal_safe
 from quiztui.log import RedactingFilter
@@ -48,13 +50,13 @@ def hostile_quiz(path: Path) -> Path:
     return path
 
 
-def quiztui(*args: str) -> subprocess.CompletedProcess[str]:
+def quiztui(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "quiztui", *args],
         capture_output=True,
         text=True,
         encoding="utf-8",
-        env=dict(os.environ),
+        env=dict(os.environ) if env is None else env,
         timeout=120,
     )
 
@@ -65,16 +67,28 @@ def assert_safe(text: str, where: str) -> None:
     assert is_terminal_safe(text), where
 
 
-@pytest.fixture
-def stored_run(tmp_path: Path) -> tuple[Path, Path]:
-    quiz = hostile_quiz(tmp_path / "hostile.json")
-    db = tmp_path / "runs.db"
-    out = quiztui("vet", str(quiz), "--no-tui", "--db", str(db), "--format", "md")
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """One real vet run of the hostile quiz per module (each test gets a copy of its store)."""
+    home = tmp_path_factory.mktemp("hostile")
+    quiz = hostile_quiz(home / "hostile.json")
+    db = home / "runs.db"
+    env = isolated_env(home)
+    out = quiztui("vet", str(quiz), "--no-tui", "--db", str(db), "--format", "md", env=env)
     assert out.returncode in (0, 1), out.stderr
     assert_safe(out.stdout, "vet md stdout")
     assert_safe(out.stderr, "vet stderr")
     assert "\\x1b" in out.stdout and "52;c;ZWNo" in out.stdout  # shown visibly, not dropped
     return quiz, db
+
+
+@pytest.fixture
+def stored_run(hostile_run: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    quiz, db = hostile_run
+    for part in (db, db.with_name(db.name + "-wal")):  # the store is closed: its WAL is empty
+        if part.exists():
+            shutil.copy(part, tmp_path / part.name)
+    return quiz, tmp_path / db.name
 
 
 # -- item 1: terminal-safe text -------------------------------------------------------------------

@@ -80,8 +80,15 @@ class VetRuns:
 
 
 def vet_runs(
-    config: Config, quiz: Quiz, store: Store, resume: int | None, batch_api: bool = False
+    config: Config,
+    quiz: Quiz,
+    store: Store,
+    resume: int | None,
+    batch_api: bool = False,
+    *,
+    live_scores: bool = True,
 ) -> VetRuns:
+    """``live_scores=False``: questions are scored at the run's end only (a headless run)."""
     from quiztui.assemble import batch as batch_assembly
     from quiztui.assemble.estimate import run_options
     from quiztui.pipeline.prompts import prompt_for_mode
@@ -90,7 +97,7 @@ def vet_runs(
 
     batch = batch_assembly.batch_mode(store, resume, batch_api)  # a provider batch API
     provider = batch_assembly.build_provider(config) if batch else build_provider(config, quiz)
-    settings = vet_settings(config)
+    settings = replace(vet_settings(config), live_scores=live_scores)
     if batch:
         settings = batch_assembly.batch_settings(settings, quiz, store, resume)
     prompt = prompt_for(prompt_for_mode(settings.mode))

@@ -15,9 +15,20 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from quiztui import __version__
-from quiztui.cli._args import COMMANDS, DEPRECATED, first_positional, grouped_commands, parents
-from quiztui.errors import QuizFormatError, QuiztuiError
+# httpx's own command line (httpx._main: click, rich, pygments; a quarter of its import time) is
+# never used here: marked absent, so `import httpx` skips it (httpx falls back to a stub `main`).
+if "httpx" not in sys.modules:
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
+from quiztui import __version__  # noqa: E402
+from quiztui.cli._args import (  # noqa: E402
+    COMMANDS,
+    DEPRECATED,
+    first_positional,
+    grouped_commands,
+    parents,
+)
+from quiztui.errors import QuizFormatError, QuiztuiError  # noqa: E402
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +27,10 @@ if TYPE_CHECKING:
     from quiztui.assemble.vet import StartRun, VetRuns
     from quiztui.config import Config
     from quiztui.core.estimate import Estimate
+    from quiztui.core.lint_model import LintReport
     from quiztui.core.quiz import Quiz
     from quiztui.pipeline.events import RunSummary
+    from quiztui.providers.base import Usage
     from quiztui.report.progress import Progress
     from quiztui.store import Store
 
@@ -112,11 +114,30 @@ def exit_code(badges: Sequence[Badge], fail_on: str) -> int:
     return 1 if worst >= threshold else 0
 
 
+async def on_the_wire(usage: Usage, then: Callable[[], object], poll: float = 0.005) -> None:
+    """Call ``then()`` once the run's first requests are on the wire: the provider has counted a
+    request and the count held still for one ``poll`` (the first burst, up to the concurrency,
+    went out in one go), or a reply came back."""
+    seen = -1
+    while usage.requests == 0 or usage.requests != seen:
+        seen = usage.requests
+        await asyncio.sleep(poll)
+    then()
+
+
 async def headless(
-    start_run: StartRun, progress: Progress, started: list[int] | None = None
+    start_run: StartRun,
+    progress: Progress,
+    *,
+    usage: Usage | None = None,
+    when_sent: Callable[[], object] | None = None,
+    started: list[int] | None = None,
 ) -> RunSummary | None:
-    """Drive one run to its end, drawing progress; the run's summary. ``started`` gets the run's
-    id as it starts (for the ``--resume RUN_ID`` an interrupt prints)."""
+    """Drive one run to its end, drawing progress; the run's summary.
+
+    ``when_sent``: called once the first requests are on the wire (``usage``: the provider's
+    counters), for work that can wait for the judge, never hold up its first request.
+    ``started`` gets the run's id as it starts (for the ``--resume RUN_ID`` an interrupt prints)."""
     from quiztui.pipeline.events import (
         ProviderBatchStatus,
         RunFinished,
@@ -126,28 +147,43 @@ async def headless(
 
     summary = None
     batch_lines = cli_batch.StatusLines(progress.stream)  # batch mode: a line per status change
-    async for event in start_run():
-        if isinstance(event, UsageUpdated):
-            progress.usage(event)
-        elif isinstance(event, ProviderBatchStatus):
-            batch_lines(event)
-        elif isinstance(event, RunStarted):
-            if started is not None:
-                started.append(event.run_id)
-            cli_estimate.print_started(event, progress.stream)
-        elif isinstance(event, RunFinished):
-            summary = event.summary
-            progress.update(
-                summary.judged,
-                summary.unjudged,
-                summary.judged + summary.unjudged,
-                summary.requests,
-                summary.retries,
-                summary.tokens_in,
-                summary.tokens_out,
-                final=True,
-                estimated=summary.tokens_estimated,
-            )
+    pending = [when_sent] if when_sent is not None else []
+    watch: asyncio.Task[None] | None = None
+
+    def sent() -> None:
+        if pending:
+            pending.pop()()
+
+    try:
+        async for event in start_run():
+            if isinstance(event, UsageUpdated):
+                sent()  # a reply came back: the requests went out long ago
+                progress.usage(event)
+            elif isinstance(event, ProviderBatchStatus):
+                batch_lines(event)
+            elif isinstance(event, RunStarted):
+                if started is not None:
+                    started.append(event.run_id)
+                cli_estimate.print_started(event, progress.stream)
+                if pending and usage is not None:
+                    watch = asyncio.create_task(on_the_wire(usage, sent))
+            elif isinstance(event, RunFinished):
+                summary = event.summary
+                progress.update(
+                    summary.judged,
+                    summary.unjudged,
+                    summary.judged + summary.unjudged,
+                    summary.requests,
+                    summary.retries,
+                    summary.tokens_in,
+                    summary.tokens_out,
+                    final=True,
+                    estimated=summary.tokens_estimated,
+                )
+    finally:
+        if watch is not None:
+            watch.cancel()
+        sent()  # a run that ended before any request still gets its report's work
     return summary
 
 
@@ -324,15 +360,24 @@ def _stored_report(
     return report.text, report.notes
 
 
-def cmd_vet(config: Config, args: argparse.Namespace) -> int:
+def report_work(config: Config, quiz: Quiz) -> LintReport:
+    """What a headless run's report needs besides the verdicts, done in a thread while the judge
+    is waited on: the report writers and the review desk imported, the quiz's lint."""
     from quiztui.assemble.common import lint_report
     from quiztui.assemble.review_desk import decisions_for
+    from quiztui.report.writers import ReportExtras
+
+    del decisions_for, ReportExtras  # imported here, used after the run on the main thread
+    return lint_report(config, quiz)
+
+
+def cmd_vet(config: Config, args: argparse.Namespace) -> int:
+    # Only what the first request needs is imported before it leaves (no numpy, no report
+    # writers, no lint, no TUI: tests/test_vet_imports.py); the rest loads while the judge works.
     from quiztui.assemble.vet import open_quiz, vet_runs
     from quiztui.cli._quiz import quiz_columns
     from quiztui.errors import QuiztuiError
-    from quiztui.report import render_report
     from quiztui.report.progress import Progress
-    from quiztui.report.writers import ReportExtras, format_for
 
     columns = quiz_columns(config, args.columns)
     store, quiz = open_quiz(config, args.quiz, args.resume, strict=args.strict, columns=columns)
@@ -352,7 +397,14 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
         if answers:
             runs = recorded_runs(config, quiz, store, args)
         else:
-            runs = vet_runs(config, quiz, store, args.resume, getattr(args, "batch_api", False))
+            runs = vet_runs(
+                config,
+                quiz,
+                store,
+                args.resume,
+                getattr(args, "batch_api", False),
+                live_scores=not args.no_tui,  # headless: only the final scores are shown
+            )
         if not args.no_tui:
             app = build_vet_app(
                 config,
@@ -375,22 +427,34 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
         if runs.provider.simulated or answers:
             print(f"quiztui: judging with the {runs.provider.label}", file=sys.stderr)
             print(f"quiztui: {simulated_state(runs.provider, quiz)}", file=sys.stderr)
-        # The report's lint needs no model: it runs in a thread while the judge is waited on,
-        # so nothing is left to compute after the last verdict but the report itself.
+        # The report's lint and modules need no model: they are made in a thread once the first
+        # requests are on the wire, so nothing is left after the last verdict but the report.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="quiztui-lint") as pool:
-            lint = pool.submit(lint_report, config, quiz)
+            lint: list[Future[LintReport]] = []
             started: list[int] = []
             try:
-                summary = asyncio.run(headless(runs.start_run, Progress(sys.stderr), started))
+                summary = asyncio.run(
+                    headless(
+                        runs.start_run,
+                        Progress(sys.stderr),
+                        usage=runs.provider.usage,
+                        when_sent=lambda: lint.append(pool.submit(report_work, config, quiz)),
+                        started=started,
+                    )
+                )
             except KeyboardInterrupt:
                 print_interrupted(started[-1] if started else None)
                 return 130
             assert summary is not None
+            from quiztui.assemble.review_desk import decisions_for
+            from quiztui.report import render_report
+            from quiztui.report.writers import ReportExtras, format_for
+
             if (prior := runs.prior_estimate()) is not None:
                 print(f"quiztui: run {summary.run_id}: prior {prior.label}", file=sys.stderr)
             print(f"quiztui: run {summary.run_id}: {wrong_keys_line(summary)}", file=sys.stderr)
             extras = ReportExtras(
-                unjudged=quiz.unjudged, lint=lint.result(), decisions=decisions_for(store, quiz)
+                unjudged=quiz.unjudged, lint=lint[0].result(), decisions=decisions_for(store, quiz)
             )
         fmt = format_for(args.output, args.format)
         report = render_report(summary, fmt, extras, raw_csv=args.raw_csv)

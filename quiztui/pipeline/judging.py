@@ -369,8 +369,9 @@ class Judging:
                 for seq in missing:
                     self.states[seq].attempts = self.settings.max_reasks + 1
             self._requeue_or_give_up(missing, batch.missing_reason())
-        for qid in dict.fromkeys(self.order[s].question_id for s in seqs):
-            self.emit(self.score(qid))
+        if self.settings.live_scores:
+            for qid in dict.fromkeys(self.order[s].question_id for s in seqs):
+                self.emit(self.score(qid))
         self.emit(self.usage_event())
 
     async def _ask(self, batch: _BatchReply) -> None:

@@ -55,6 +55,9 @@ class VetSettings:
     use_cache: bool = True
     mode: str = "assertion"  # "assertion": batches of assertions; "question": one per question
     logprobs: bool = False  # ask the judge for token logprobs: P(true) per assertion
+    # Score each question a batch touched as the run goes (a live view's QuestionScored events);
+    # False: only at the end (a headless run, which shows only the final scores).
+    live_scores: bool = True
 
     @property
     def profile_batch_size(self) -> int:

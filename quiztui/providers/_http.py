@@ -37,6 +37,7 @@ from quiztui.providers.base import (
     Usage,
 )
 from quiztui.providers.limiter import AdaptiveLimiter
+from quiztui.providers.probe import tls_for
 from quiztui.providers.retry import (
     RETRYABLE_STATUS,
     TRANSIENT,
@@ -154,6 +155,7 @@ class HTTPProvider:
             limits=limits,
             transport=transport,
             event_hooks={"response": [refuse_redirect]},  # a 3xx is an error, never followed
+            verify=tls_for(self.base_url),
         )
 
     @property

@@ -31,6 +31,7 @@ import httpx
 from quiztui.core.provider_batch import BatchItemResult, BatchPoll
 from quiztui.core.secrets import mask_secrets
 from quiztui.providers.base import ChatRequest, RequestFailed
+from quiztui.providers.probe import tls_for
 from quiztui.providers.retry import (
     RETRYABLE_STATUS,
     TRANSIENT,
@@ -132,6 +133,7 @@ class BatchHTTP:
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
             transport=transport,
             event_hooks={"response": [refuse_redirect]},  # a 3xx is an error, never followed
+            verify=tls_for(base_url),
         )
 
     def _where(self, method: str, url: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -17,8 +18,9 @@ from quiztui.providers.base import Provider
 from quiztui.providers.gemini import GeminiProvider
 from quiztui.providers.openai_compat import OpenAICompatProvider
 from quiztui.providers.retry import RetryPolicy
-from quiztui.providers.simulated import SimulatedProvider
-from quiztui.simulate.vet import truth_table
+
+if TYPE_CHECKING:  # the simulated judge (numpy, its oracles) is imported only when it is chosen
+    from quiztui.providers.simulated import SimulatedProvider
 
 OLLAMA_URL = "http://localhost:11434/v1"
 DEFAULT_BASE_URL = str(JudgeConfig.model_fields["base_url"].default)
@@ -44,6 +46,9 @@ def simulated_provider(
     Without a quiz (grading, document prompts) the judge has no truth table and answers those
     prompts from their own oracles.
     """
+    from quiztui.providers.simulated import SimulatedProvider
+    from quiztui.simulate.vet import truth_table
+
     if truth is not None:
         source = "gold labels"
     elif quiz is None:

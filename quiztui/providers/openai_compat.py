@@ -66,8 +66,13 @@ class _TokenTexts:
 
     def text(self, item: dict[str, Any]) -> str:
         raw = item.get("bytes")
-        if isinstance(raw, list) and raw and all(isinstance(b, int) and 0 <= b < 256 for b in raw):
-            return self._decoder.decode(bytes(raw))
+        if isinstance(raw, list) and raw:
+            try:  # a list of ints 0-255, else TypeError/ValueError (one C call, not a loop)
+                data = bytes(raw)
+            except (TypeError, ValueError):
+                pass
+            else:
+                return self._decoder.decode(data)
         token = item.get("token")
         return token if isinstance(token, str) else ""
 

@@ -22,6 +22,7 @@ report it as it does. Ollama lists ``name:tag``; a model given without a tag mat
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -32,6 +33,16 @@ import httpx
 from quiztui.errors import ConfigError
 
 MAX_LISTED = 20  # models named in the unknown-model line
+
+
+def tls_for(url: str) -> ssl.SSLContext | bool:
+    """httpx's ``verify`` for a client of ``url``: True (httpx loads the CA bundle, tens of ms a
+    client) for HTTPS; for plain HTTP a bare client context that loads no certificates. Such a
+    client never speaks TLS (quiztui follows no redirect), and if it did it would verify against
+    no authority and fail: never trust."""
+    if url.lower().startswith("http://"):
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    return True
 
 
 def check_endpoint(
@@ -46,7 +57,7 @@ def check_endpoint(
     base = base_url.rstrip("/")
     url = f"{base}/models"
     try:
-        with httpx.Client(timeout=timeout, transport=transport) as client:
+        with httpx.Client(timeout=timeout, transport=transport, verify=tls_for(url)) as client:
             response = client.get(url, headers=dict(headers or {}))
     except httpx.ConnectError as exc:
         why = "connection refused" if "refused" in str(exc).lower() else _kind(exc)
@@ -88,7 +99,7 @@ def server_slots(
     path = parts.path.rstrip("/").removesuffix("/v1")
     url = f"{parts.scheme}://{parts.netloc}{path}/props"
     try:
-        with httpx.Client(timeout=timeout, transport=transport) as client:
+        with httpx.Client(timeout=timeout, transport=transport, verify=tls_for(url)) as client:
             response = client.get(url, headers=dict(headers or {}))
         body: Any = response.json() if response.status_code == 200 else None
     except (httpx.HTTPError, ValueError):
@@ -128,7 +139,7 @@ def server_tokenizer(
         return None
     root = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/').removesuffix('/v1')}"
     try:
-        with httpx.Client(timeout=timeout, transport=transport) as client:
+        with httpx.Client(timeout=timeout, transport=transport, verify=tls_for(root)) as client:
             for server, path, field in _TOKENIZERS:
                 response = client.post(
                     root + path, json={field: "quiz"}, headers=dict(headers or {})

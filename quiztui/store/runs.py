@@ -8,22 +8,25 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from quiztui.core.assertions import Assertion
 from quiztui.core.quiz import Quiz
 from quiztui.errors import StoreError
 from quiztui.store.cache import VerdictCache
 from quiztui.store.db import connect
-from quiztui.store.decisions import DecisionStore
-from quiztui.store.generate import GenerateStore
-from quiztui.store.grades import GradeStore
 from quiztui.store.leases import LeaseStore
-from quiztui.store.profiles import ProfileStore
-from quiztui.store.provider_batches import ProviderBatchStore
-from quiztui.store.reviews import ReviewStore
-from quiztui.store.robustness import RobustnessStore
+
+if TYPE_CHECKING:
+    from quiztui.store.decisions import DecisionStore
+    from quiztui.store.generate import GenerateStore
+    from quiztui.store.grades import GradeStore
+    from quiztui.store.profiles import ProfileStore
+    from quiztui.store.provider_batches import ProviderBatchStore
+    from quiztui.store.reviews import ReviewStore
+    from quiztui.store.robustness import RobustnessStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,24 +89,63 @@ class RunListing:
 
 
 class Store:
-    """One SQLite file. Every write commits at once, so a killed run loses nothing judged."""
+    """One SQLite file. Every write commits at once, so a killed run loses nothing judged.
+
+    The tables of the other run kinds are reached through properties made on first use, so a vet
+    run imports none of their modules (numpy among them) before its first request.
+    """
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self.conn = connect(self.path)
         self.cache = VerdictCache(self.conn)
-        self.profiles = ProfileStore(self.conn)
-        self.grades = GradeStore(self.conn)
-        self.reviews = ReviewStore(self.conn)
-        self.robustness = RobustnessStore(self.conn)
-        self.provider_batches = ProviderBatchStore(self.conn)
         self.leases = LeaseStore(self.conn)
-        self.decisions = DecisionStore(self.conn)  # the review desk's (schema v9)
-        self.generate = GenerateStore(self.conn)  # generate runs (schema v10)
         try:  # runs whose process died show "interrupted" from now on (store/leases.py)
             self.leases.sweep()
         except sqlite3.Error:
             pass  # the store is busy: the next opening sweeps
+
+    @cached_property
+    def profiles(self) -> ProfileStore:
+        from quiztui.store.profiles import ProfileStore
+
+        return ProfileStore(self.conn)
+
+    @cached_property
+    def grades(self) -> GradeStore:
+        from quiztui.store.grades import GradeStore
+
+        return GradeStore(self.conn)
+
+    @cached_property
+    def reviews(self) -> ReviewStore:
+        from quiztui.store.reviews import ReviewStore
+
+        return ReviewStore(self.conn)
+
+    @cached_property
+    def robustness(self) -> RobustnessStore:
+        from quiztui.store.robustness import RobustnessStore
+
+        return RobustnessStore(self.conn)
+
+    @cached_property
+    def provider_batches(self) -> ProviderBatchStore:
+        from quiztui.store.provider_batches import ProviderBatchStore
+
+        return ProviderBatchStore(self.conn)
+
+    @cached_property
+    def decisions(self) -> DecisionStore:  # the review desk's (schema v9)
+        from quiztui.store.decisions import DecisionStore
+
+        return DecisionStore(self.conn)
+
+    @cached_property
+    def generate(self) -> GenerateStore:  # generate runs (schema v10)
+        from quiztui.store.generate import GenerateStore
+
+        return GenerateStore(self.conn)
 
     def close(self) -> None:
         self.conn.close()

@@ -937,6 +937,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         log = server.requests
         faults = Counter(r.fault for r in log if r.fault)
         print(f"served {len(log)} requests; faults: {dict(faults) or 'none'}")
+        chats = [r.time for r in log if r.path.endswith(CHAT_PATH)]
+        if chats:  # time.time() at the first chat request's arrival (bench/vet_throughput.py)
+            print(f"first chat request at {min(chats):.6f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,109 @@
+"""A headless vet run sends its first request before it imports what only the end needs, and
+does no work for a live view nobody watches.
+
+Start-up is most of a run's overhead against a fast judge (issue 30, ``bench/vet_throughput.py``):
+numpy, the report writers, the lint, the other run kinds' tables and the TUI load while the judge
+is waited on, not before the first request leaves. Checked in a real process (pytest has imported
+everything already), against the loopback fake server, with ``sys.modules`` taken at the moment the
+first chat request starts.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from pipeline_helpers import collect, make_quiz
+
+from quiztui.formats import load_quiz
+from quiztui.pipeline.events import QuestionScored
+from quiztui.pipeline.vet import VetSettings
+from quiztui.providers.openai_compat import OpenAICompatProvider
+from quiztui.testing.fake_openai import FakeOpenAI
+
+REPO = Path(__file__).resolve().parents[1]
+PLANTED = REPO / "sample_quizzes" / "planted_errors.json"
+
+# Not needed to send a request: loaded after it (or never, on the headless path).
+DEFERRED = (
+    "numpy",
+    "scipy",
+    "rapidfuzz",
+    "textual",
+    "rich",
+    "pypdf",
+    "defusedxml",
+    "quiztui.tui",
+    "quiztui.report.writers",
+    "quiztui.core.lint",
+    "quiztui.core.agreement",
+    "quiztui.store.reviews",
+    "quiztui.store.robustness",
+    "quiztui.store.grades",
+    "quiztui.assemble.review_desk",
+)
+
+SPY = """
+import json, sys
+import quiztui.cli
+from quiztui.providers.openai_compat import OpenAICompatProvider as P
+first = []
+attempt = P._attempt
+async def spy(self, *args, **kwargs):
+    if not first:
+        first.append(sorted(sys.modules))
+    return await attempt(self, *args, **kwargs)
+P._attempt = spy
+from quiztui.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "first": first[0], "end": sorted(sys.modules)}))
+"""
+
+
+def test_headless_vet_sends_its_first_request_before_the_heavy_imports(tmp_path: Path) -> None:
+    quiz = load_quiz(PLANTED)
+    report = tmp_path / "report.json"
+    with FakeOpenAI.from_quiz(quiz) as server:
+        out = subprocess.run(
+            [sys.executable, "-c", SPY, "vet", str(PLANTED), "--no-tui"]
+            + ["--judge", "openai-compat", "--base-url", server.base_url, "--model", "fake-judge"]
+            + ["--format", "json", "-o", str(report), "--no-cache"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout.splitlines()[-1])
+    assert seen["code"] == 1  # planted errors are flagged
+    first, end = set(seen["first"]), set(seen["end"])
+    assert "httpx" in first and "quiztui.pipeline.judging" in first
+    assert sorted(m for m in DEFERRED if m in first) == []
+    # The deferred work was done all the same, while the judge worked: the report has its lint.
+    assert {"numpy", "quiztui.report.writers", "quiztui.core.lint"} <= end
+    written = json.loads(report.read_text())
+    assert written["lint"]["questions"] == len(quiz.questions), "the report's lint ran"
+    assert written["judged"] == sum(len(q.options) for q in quiz.questions)
+
+
+async def test_a_run_without_live_scores_scores_each_question_once_at_the_end_alike(
+    tmp_path: Path,
+) -> None:
+    quiz = make_quiz(12, wrong_every=3)
+    scored: dict[bool, list[QuestionScored]] = {}
+    summaries = {}
+    with FakeOpenAI.from_quiz(quiz, tpr=0.9, tnr=0.9) as server:
+        for live in (True, False):
+            provider = OpenAICompatProvider(base_url=server.base_url, model="fake-judge")
+            settings = VetSettings(batch_size=5, concurrency=2, seed=7, live_scores=live)
+            events, summaries[live] = await collect(
+                quiz, provider, tmp_path / f"{live}.db", settings=settings
+            )
+            await provider.aclose()
+            scored[live] = [e for e in events if isinstance(e, QuestionScored)]
+    assert len(scored[True]) > len(quiz.questions)  # live: after every batch that touched one
+    assert [e.question_id for e in scored[False]] == [q.id for q in quiz.questions]
+    final = {e.question_id: e for e in scored[True]}  # the last score of each question
+    assert scored[False] == [final[q.id] for q in quiz.questions]
+    assert summaries[False].questions == summaries[True].questions
