@@ -94,10 +94,38 @@ def wrong_keys_text(w: WrongKeys) -> str:
     )
 
 
+def wrong_keys_short(w: WrongKeys) -> str:
+    """The header's form: ``expect 3.2 wrong keys [1, 6]``."""
+    mean = f"{w.expected:.0f}" if w.expected >= 10 else f"{w.expected:.1f}"
+    noun = "wrong key" if mean in ("1", "1.0") else "wrong keys"
+    return f"expect {mean} {noun} [{w.low}, {w.high}]"
+
+
+def worth_text(p_wrong: float, *, disagree: bool, judges: int = 1) -> str:
+    """What a question's P(key wrong) is worth, in words, for the detail view: ``on questions
+    like this, judges that disagree with the key are right about 1 time in 9: check it``.
+    ``disagree``: a judge left the key on this question."""
+    if p_wrong >= 0.5:
+        return (
+            f"on questions like this the key is wrong more often than right"
+            f" (P(key wrong) {p_wrong:.2f}): fix it"
+        )
+    if p_wrong < 0.01:
+        return "on questions like this the key is right more than 99 times in 100"
+    times = max(2, round(1.0 / p_wrong))
+    if disagree:
+        who = "a judge that disagrees" if judges == 1 else "judges that disagree"
+        verb = "is" if judges == 1 else "are"
+        text = f"on questions like this, {who} with the key {verb} right about 1 time in {times}"
+    else:
+        text = f"on questions like this the key is wrong about 1 time in {times}"
+    return text + (": check it" if p_wrong >= 0.05 else "")
+
+
 def wrong_keys_of(confidences: Sequence[float], level: float = LEVEL) -> WrongKeys:
     """From the questions' confidence (P(key right)), as runs and panels keep it."""
     return expected_wrong_keys([min(max(1.0 - c, 0.0), 1.0) for c in confidences], level)
 
 
-__all__ = ["LEVEL", "WrongKeys", "expected_wrong_keys", "poisson_binomial", "wrong_keys_of",
-           "wrong_keys_text"]  # fmt: skip
+__all__ = ["LEVEL", "WrongKeys", "expected_wrong_keys", "poisson_binomial", "worth_text",
+           "wrong_keys_of", "wrong_keys_short", "wrong_keys_text"]  # fmt: skip

@@ -16,6 +16,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from quiztui.core.wrong_keys import worth_text
 from quiztui.tui.help import dialog_help
 from quiztui.tui.state import QuestionRecord
 from quiztui.tui.widgets.cells import (
@@ -104,6 +105,11 @@ def summary_text(record: QuestionRecord, total: int, width: int | None = None) -
         text.append(f" is the answer{p}", style="bold")
     else:
         text.append("posterior agrees with the key", style="dim")
+    # what the figure is worth, in words (core/wrong_keys.worth_text): the same P(key wrong)
+    # the table sorts by (s) and the header sums
+    text.append("\n")
+    worth = worth_text(1.0 - score.confidence, disagree=score.k < score.judged)
+    text.append(worth, style="bold" if worth.endswith(("check it", "fix it")) else "dim")
     return text
 
 

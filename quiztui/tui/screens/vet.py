@@ -133,6 +133,13 @@ class VetScreen(LiveRunScreen):
         Binding("e", "edit_question", "Edit question", id="edit.open", show=False),
         Binding("ctrl+s", "save_quiz", "Save edits", id="edit.write", show=False),
         Binding("w", "toggle_columns", "All columns", id="view.columns", show=False),
+        Binding(
+            "s",
+            "toggle_order",
+            "Order: likeliest wrong key first / quiz order",
+            id="view.order",
+            show=False,
+        ),
         # The review desk (screens/decide.py): one key per decision, a filter, apply fixes.
         Binding(
             "y", "decide('accept')", "Review desk: accept the key", id="review.accept", show=False
@@ -213,6 +220,7 @@ class VetScreen(LiveRunScreen):
         # the desk's bindings' descriptions as F1 shows them (the footer's are short)
         self._long = {b.id: b.description for b in self.BINDINGS if isinstance(b, Binding) and b.id}
         self.badge_filter = "all"
+        self.wrong_first = False  # s: questions ordered by P(key wrong), likeliest first
         self.text_filter = ""
         self._labels: tuple[str, str] = ("", "")
         self._shown_status = self.state.status
@@ -386,11 +394,17 @@ class VetScreen(LiveRunScreen):
     def run_succeeded(self) -> None:
         summary = self.state.summary
         if summary is not None:  # the rates the end scored with (prior = "auto+rates" fits them)
+            from quiztui.core.wrong_keys import wrong_keys_of, wrong_keys_short
+
+            wrong = wrong_keys_of([q.confidence for q in summary.questions])
             self.query_one(RunHeader).set_run(
                 calibration=judge_rates_text(
                     summary.tpr, summary.tnr, summary.tpr_ci, summary.tnr_ci, summary.calibration
-                )
+                ),
+                wrong_keys=wrong_keys_short(wrong),
             )
+            if self.wrong_first:  # the order is the final scores'
+                self._apply_filter()
         if self.prior_label is not None and (prior := self.prior_label()) is not None:
             self.query_one(RunHeader).set_run(prior=prior)
             # the header drops it when the line is full (80 or 120 columns): the stats line
@@ -553,7 +567,23 @@ class VetScreen(LiveRunScreen):
         return True
 
     def _visible_records(self) -> list[QuestionRecord]:
-        return [r for r in self.state.questions.values() if self._matches(r)]
+        records = [r for r in self.state.questions.values() if self._matches(r)]
+        if self.wrong_first:  # s: the likeliest wrong key first; questions not scored last
+            records.sort(
+                key=lambda r: (r.score is None, r.score.confidence if r.score is not None else 0)
+            )
+        return records
+
+    def action_toggle_order(self) -> None:
+        """s: order the questions by P(key wrong), likeliest first, or back to quiz order."""
+        self.wrong_first = not self.wrong_first
+        self._apply_filter()
+        self.notify(
+            "Ordered by P(key wrong), likeliest first"
+            if self.wrong_first
+            else "Back in quiz order",
+            timeout=3,
+        )
 
     def _visible_unjudged(self) -> list[Unjudged]:
         """Items kept from the file but not judged: listed under "all", after the questions."""
@@ -626,6 +656,9 @@ class VetScreen(LiveRunScreen):
         if self.text_filter:
             label.append(" · text: ")
             label.append(repr(self.text_filter))
+        if self.wrong_first:
+            label.append(" · ")
+            label.append("wrong keys first", style="bold reverse")
         if self.lint_report is not None and self.lint_report.findings:
             counts = self.lint_report.counts
             label.append(" · lint ")

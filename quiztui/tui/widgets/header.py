@@ -62,6 +62,7 @@ class RunHeader(Static):
         self.spent: float | None = None  # USD so far at the configured price (None: unknown)
         self.prior: str | None = None  # prior = "auto": the estimate the run scored with
         self.unsaved = 0  # edited questions not written to the file yet (ctrl+s)
+        self.wrong_keys: str | None = None  # a finished run's "expect 3.2 wrong keys [1, 6]"
         super().__init__("", id=id)
         self.update(self._text())
 
@@ -78,9 +79,12 @@ class RunHeader(Static):
         spent: float | None = None,
         status_note: str | None = None,
         unsaved: int | None = None,
+        wrong_keys: str | None = None,
     ) -> None:
         if unsaved is not None:
             self.unsaved = unsaved
+        if wrong_keys is not None:
+            self.wrong_keys = wrong_keys or None
         if judge_label is not None:
             self.judge_label = judge_label
         if simulated is not None:
@@ -149,6 +153,8 @@ class RunHeader(Static):
     def _text(self) -> Text:
         width = self.size.width
         fixed = [self._judge(), self._state(), Text(self.cost_text(), style="dim")]
+        if self.wrong_keys:  # the run's one-line answer: how many keys to expect wrong
+            fixed.append(Text(self.wrong_keys, style="bold"))
         if self.unsaved:  # always shown: an edit only the app holds is lost on a careless quit
             fixed.append(Text(f"{self.unsaved} unsaved (ctrl+s)", style="bold yellow"))
         title = Text(one_line(self.quiz_title), style="bold")
