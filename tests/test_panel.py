@@ -260,8 +260,8 @@ def test_the_default_panel_fit_lets_judges_fail_together_and_says_where_its_shar
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Issue 26: the panel scores through core/judges by default. SIMULATED members' rates are
-    set, so known, but 12 questions cannot set the 2 % default aside: the report says so, and
-    the planted keys are still the likeliest wrong ones (tests/test_judges.py: the rest)."""
+    set, so known: the quiz's 4 planted wrong keys of 12 clearly move the share off its 2 %
+    default, and the report says where the share comes from (tests/test_judges.py: the rest)."""
     quiz = REPO / "sample_quizzes" / "planted_errors.json"
     members = [
         arg
@@ -271,7 +271,7 @@ def test_the_default_panel_fit_lets_judges_fail_together_and_says_where_its_shar
     assert main(["panel", str(quiz), *members, "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["model"] == "difficulty" and data["usable"]
-    assert "does not clearly move it" in data["wrong_share_source"]
+    assert data["wrong_share_source"].startswith("estimated from the verdicts")
     assert data["expected_wrong"] == pytest.approx(
         sum(1 - q["confidence"] for q in data["questions"])
     )
@@ -282,6 +282,6 @@ def test_the_default_panel_fit_lets_judges_fail_together_and_says_where_its_shar
     # the planted keys are the likeliest wrong ones
     worst = sorted(data["questions"], key=lambda q: q["confidence"])[:4]
     assert {q["question_id"] for q in worst} == {"q1", "q4", "q8", "q10"}
-    assert data["expected_wrong"] == pytest.approx(12 * 0.02, abs=0.01)
+    assert 2 < data["expected_wrong"] < 5
     assert main(["panel", str(quiz), *members]) == 0
     assert "judges that fail together on hard questions" in capsys.readouterr().out

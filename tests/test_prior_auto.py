@@ -210,11 +210,12 @@ def auto_prior_setup(tmp_path: Path) -> tuple[Any, Any]:
 
 
 async def test_the_tui_header_names_the_estimated_prior(tmp_path: Path) -> None:
+    # 240 columns: the header also carries the run's expected wrong keys, before the prior
     config, quiz = auto_prior_setup(tmp_path)
     with Store(tmp_path / "runs.db") as store:
         runs = vet_runs(config, quiz, store, None)
         app = build_vet_app(config, store, quiz, runs)
-        async with app.run_test(size=(200, 40)) as pilot:
+        async with app.run_test(size=(240, 40)) as pilot:
             await settled(pilot)
             header = app.vet_screen.query_one(RunHeader)
             await wait_until(

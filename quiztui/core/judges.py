@@ -51,7 +51,7 @@ DEFAULT_WRONG_SHARE = 0.02  # published audits of a large exam bank: about 2 % o
 PRIOR_STRENGTH = 40.0  # the default is worth this many questions
 PROFILE_CAP = 200.0
 CHECK = 0.05  # P(key wrong) from which a key is worth checking and the favoured option is named
-MIN_SET_ASIDE = 30  # questions: fewer cannot set the default share aside
+MIN_SET_ASIDE = 30  # questions: fewer cannot set the default share aside (but for known rates)
 _DECISIVE = 3.84  # chi-square(1) at p = 0.05
 _SET_ASIDE = 1.0  # questions: the default's weight once the quiz's evidence has set it aside  # verdicts: the most a measured profile counts for on another quiz
 LEVELS = tuple(float(x) for x in np.linspace(-3.0, 6.0, 10))  # difficulty logits δ_ℓ
@@ -372,7 +372,9 @@ class DifficultyJudges:
         priors = self._judge_priors(obs, np.full(L, 1.0 / L))
         params, r, loglik, iterations, converged = self._run(d, priors, free_pi=False)
         identified = False
-        if priors.measured.any() and obs.questions >= MIN_SET_ASIDE and not self.fixed_share:
+        exact = self.profiles is not None and any(p is not None and p.exact for p in self.profiles)
+        enough = obs.questions >= MIN_SET_ASIDE or exact  # known rates need no long quiz
+        if priors.measured.any() and enough and not self.fixed_share:
             # A measured judge can identify π, but a profile measured on other questions carries
             # over only so far: the quiz moves π off the default only when its evidence is
             # clear (a likelihood-ratio test at p < 0.05), else the default stands. A handful of
