@@ -284,7 +284,7 @@ class LintConfig(_Section):
     @field_validator("select", "extend_select", "ignore", "disable", mode="before")
     @classmethod
     def _known_rules(cls, value: Any) -> Any:
-        from quiztui.core.lint import check_selectors, split_selectors
+        from quiztui.core.lint_model import check_selectors, split_selectors
 
         if isinstance(value, str):  # QUIZTUI_LINT_IGNORE="L106,L107"
             value = split_selectors([value])

@@ -25,6 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from conftest import REPO
+from runs_helpers import listed_runs
 
 from quiztui.cli import main
 from quiztui.core.secrets import mask, mask_secrets
@@ -180,7 +181,7 @@ def test_marker_keys_never_come_back_out_of_any_provider_or_report(
             assert "Traceback" not in out.stderr, out.stderr
     # The stored runs, read back in-process (the same main() the processes ran).
     listing = in_process(outputs, "runs", "--db", str(db))
-    run_ids = [line.split()[0] for line in listing.splitlines()[1:] if line.split()]
+    run_ids = [run.split()[0] for run in listed_runs(listing)]
     assert len(run_ids) == 2 * len(runs), listing
     for run_id in run_ids:
         in_process(outputs, "runs", "show", run_id, "--db", str(db))

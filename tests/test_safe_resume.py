@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from conftest import REPO
+from runs_helpers import listed_runs
 from test_resume_and_secrets import cli
 
 from quiztui.formats import load_quiz
@@ -94,9 +95,7 @@ def test_killed_run_shows_interrupted_and_two_concurrent_resumes_send_each_asser
             timeout=60,
         )
         assert listing.returncode == 0, listing.stderr
-        row = next(
-            line for line in listing.stdout.splitlines() if line.split()[:1] == [str(run_id)]
-        )
+        row = next(run for run in listed_runs(listing.stdout) if run.split()[:1] == [str(run_id)])
         assert "interrupted" in row and "running" not in row
 
         server.clear_log()

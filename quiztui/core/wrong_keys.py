@@ -95,10 +95,11 @@ def wrong_keys_text(w: WrongKeys) -> str:
 
 
 def wrong_keys_short(w: WrongKeys) -> str:
-    """The header's form: ``expect 3.2 wrong keys [1, 6]``."""
+    """The header's form, where every column counts: ``~3.2 wrong keys [1, 6]`` (about 3.2
+    expected, 95 % interval 1 to 6)."""
     mean = f"{w.expected:.0f}" if w.expected >= 10 else f"{w.expected:.1f}"
     noun = "wrong key" if mean in ("1", "1.0") else "wrong keys"
-    return f"expect {mean} {noun} [{w.low}, {w.high}]"
+    return f"~{mean} {noun} [{w.low}, {w.high}]"
 
 
 def worth_text(p_wrong: float, *, disagree: bool, judges: int = 1) -> str:

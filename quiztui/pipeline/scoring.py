@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from quiztui.core.bayes import (
     DEFAULT_PRIOR,
@@ -10,10 +11,12 @@ from quiztui.core.bayes import (
     confidence_interval,
     question_posterior,
 )
-from quiztui.core.judges import Profile
 from quiztui.core.kscore import Badge, badge, k_score
 from quiztui.core.quiz import Question
 from quiztui.pipeline.events import QuestionScored
+
+if TYPE_CHECKING:  # core/judges brings numpy: loaded when a run's end scores through it
+    from quiztui.core.judges import Profile
 
 ModelScore = tuple[float, int | None, float | None, tuple[float, float]]
 
@@ -23,6 +26,8 @@ def known_profile(provider: object) -> Profile | None:
     profile would (worth 1,000 true and 3,000 false assertions). None for any other judge."""
     if not getattr(provider, "simulated", False):
         return None
+    from quiztui.core.judges import Profile
+
     tpr, tnr = getattr(provider, "tpr", None), getattr(provider, "tnr", None)
     if not isinstance(tpr, float | int) or not isinstance(tnr, float | int):
         return None
