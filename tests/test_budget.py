@@ -179,7 +179,7 @@ async def test_the_vet_screen_shows_the_estimate_the_cost_so_far_and_the_stop(
             clock=constant_clock(),
         )
         try:
-            async with app.run_test(size=(200, 40)) as pilot:  # the header's extras fit
+            async with app.run_test(size=(230, 40)) as pilot:  # the header's extras fit
                 await settled(pilot)
                 screen = app.vet_screen
                 header = str(app.screen.query_one(RunHeader).render())
