@@ -316,14 +316,7 @@ def aggregate(
         )
         for j, run in enumerate(runs)
     )
-    as_lists: list[list[bool | None]] = [
-        [None if math.isnan(x) else bool(x) for x in labels[:, j]] for j in range(len(runs))
-    ]
-    cohen = tuple(
-        (a, b, float(cohen_kappa(as_lists[a], as_lists[b])))
-        for a, b in itertools.combinations(range(len(runs)), 2)
-    )
-    fleiss = float(fleiss_kappa_labels([list(row) for row in zip(*as_lists, strict=True)]))
+    as_lists, cohen, fleiss = _agreement(runs, labels)
     name = "Dawid–Skene" if fit is None else "structured"
     accuracies = [JudgeAccuracy(e.tpr, e.tnr, calibrated=False, label=name) for e in estimates]
     if fit is not None and not fit.usable:
