@@ -13,6 +13,7 @@ from quiztui.core.judges import (
     DifficultyJudges,
     Observations,
     Profile,
+    independent_judges,
     majority_disagreement,
     shared_mistake_weights,
 )
@@ -67,6 +68,38 @@ def test_independent_error_worlds_still_come_out_calibrated(seed: int) -> None:
         assert got.mode == "assertion"
         assert abs(got.accuracy - tpr) < 0.03
         assert abs(got.tnr - tnr) < 0.03
+
+
+def test_the_independent_model_is_the_special_case_of_one_level_and_no_attractor() -> None:
+    """One difficulty level, misses spread evenly: the posteriors are core/bayes' independent
+    posteriors at the fitted rates and share (assertion judges)."""
+    world = independent_assertions(400, [(0.9, 0.85), (0.8, 0.95)], wrong_share=0.1, seed=8)
+    fit = independent_judges(draws=0).fit(world.observations)
+    share = float(fit.wrong_share.value)
+    # the posterior mean is the share the fit held (the default standing)
+    assert share == pytest.approx(DEFAULT_WRONG_SHARE, abs=0.002)
+    obs = world.observations
+    pi = _fitted_pi(fit, obs)
+    accuracies = [JudgeAccuracy(r.accuracy, r.tnr) for r in fit.judges]
+    for q in range(0, obs.questions, 37):
+        verdicts = [[bool(x) for x in obs.verdicts[q, :, j]] for j in range(obs.judges)]
+        post = panel_posterior(verdicts, int(obs.keys[q]), accuracies, 1 - pi)
+        assert 1 - post.confidence == pytest.approx(fit.p_key_wrong[q], abs=1e-6)
+
+
+def _fitted_pi(fit, obs) -> float:  # type: ignore[no-untyped-def]
+    """The π that makes core/bayes' posteriors match: solved from one question."""
+    from scipy.optimize import brentq
+
+    q = int(np.argmax(fit.p_key_wrong))
+    verdicts = [[bool(x) for x in obs.verdicts[q, :, j]] for j in range(obs.judges)]
+    accuracies = [JudgeAccuracy(r.accuracy, r.tnr) for r in fit.judges]
+
+    def gap(pi: float) -> float:
+        post = panel_posterior(verdicts, int(obs.keys[q]), accuracies, 1 - pi)
+        return (1 - post.confidence) - float(fit.p_key_wrong[q])
+
+    return float(brentq(gap, 1e-9, 0.999))
 
 
 def test_an_unmeasured_judge_cannot_move_the_share_of_wrong_keys() -> None:

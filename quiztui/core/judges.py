@@ -17,7 +17,8 @@ human error labels that pattern is a wrong key about four times in ten. This mod
   questions: fewer true positives, more false ones), independently given (c, ℓ).
 
 With one level (L = 1) and no attractor (β = 0) this is today's independent model
-(:mod:`quiztui.core.bayes`): the special case, kept as :class:`IndependentJudges`.
+(:mod:`quiztui.core.bayes`): the special case, :func:`independent_judges`
+(``tests/test_judges.py`` checks its posteriors are ``bayes.panel_posterior``'s).
 
 **What the data cannot tell.** A question that every judge answers with the same non-key option is
 either a wrong key or a hard question with a strong attractor; nothing in the verdicts separates
@@ -714,6 +715,13 @@ def _beta_interval(a: float, b: float, level: float = 0.95) -> tuple[float, floa
     x = rng.beta(max(a, 1e-3), max(b, 1e-3), size=4000)
     tail = (1 - level) / 2
     return float(np.quantile(x, tail)), float(np.quantile(x, 1 - tail))
+
+
+def independent_judges(**options: object) -> DifficultyJudges:
+    """Today's independent model as a case of this one: every question equally hard (one
+    level) and misses spread evenly (no attractor); the rest of ``options`` as for
+    :class:`DifficultyJudges`."""
+    return DifficultyJudges(levels=(0.0,), attractor=False, **options)  # type: ignore[arg-type]
 
 
 def majority_disagreement(obs: Observations) -> FloatArray:
