@@ -38,8 +38,9 @@ def _open(config: Config, quiz_path: Path) -> tuple[QuiztuiApp, Store]:
 
 
 async def test_the_tui_export_is_the_report_that_report_n_and_runs_show_n_print(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # the export lands in the current directory: not the checkout
     quiz_path = tmp_path / "space.json"
     quiz_path.write_text(QUIZ, encoding="utf-8")
     config = _simulated()
