@@ -36,7 +36,7 @@ run: $(VENV)/.runtime-installed
 		if [ -e "$$f" ] && [ ! -e "$$dir/$$(basename "$$f")" ]; then cp "$$f" "$$dir/"; fi; \
 	done; \
 	echo "quiztui: working on a copy: $$dir/$$(basename $(QUIZ)) (delete it to start again)"; \
-	cd "$$dir" && "$(abspath $(BIN))/quiztui" "$$(basename $(QUIZ))" $(RUN_ARGS)
+	cd "$$dir" && exec "$(abspath $(BIN))/quiztui" "$$(basename $(QUIZ))" $(RUN_ARGS)
 
 # Two xdist workers that steal work from each other at the end (tests share no port, file or env
 # var; the wheel is built once per session), and the ten slowest tests listed so growth is seen.

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -114,10 +116,21 @@ class QuiztuiApp(App[None]):
     def get_default_screen(self) -> Screen[None]:
         return self.vet_screen
 
+    def _exit_if_terminal_gone(self) -> None:
+        """Textual's input thread spins on a terminal that has hung up (its reads return
+        nothing, forever, at full CPU): seen when tmux closed a pane running `make run`. The
+        app leaves instead, as a closed terminal means; a run's verdicts so far are stored."""
+        if _terminal_gone():
+            self.exit(return_code=129)
+
     FREEZE_GC_AFTER_START: ClassVar[bool] = True
     """Move start-up objects out of the collector's reach after the first frame (see below)."""
 
     def on_mount(self) -> None:
+        stdin = sys.__stdin__
+        if not self.is_headless and stdin is not None and os.isatty(stdin.fileno()):
+            # a terminal that hangs up ends the app (see _exit_if_terminal_gone)
+            self.set_interval(2.0, self._exit_if_terminal_gone, name="hangup-watch")
         if self.FREEZE_GC_AFTER_START:
             # Textual, the quiz and the widgets live as long as the app. Frozen, they are not
             # re-scanned by every full collection during a run: measured at 4,000 verdict rows,
@@ -468,3 +481,18 @@ def known_binding_ids() -> set[str]:
             if isinstance(binding, Binding) and binding.id:
                 ids.add(binding.id)
     return ids
+
+
+def _terminal_gone() -> bool:
+    """True when the controlling terminal has hung up: its attributes can no longer be read
+    (a terminal that is there always answers tcgetattr)."""
+    import termios
+
+    stream = sys.__stdin__
+    if stream is None:
+        return False
+    try:
+        termios.tcgetattr(stream.fileno())
+    except (OSError, ValueError, termios.error):
+        return True
+    return False
