@@ -40,7 +40,7 @@ come out calibrated and that the fit recovers their parameters.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -196,7 +196,6 @@ class JudgeFit:
     iterations: int
     converged: bool
     model: str
-    extras: dict[str, float] = field(default_factory=dict)
 
     def confidence(self, q: int) -> float:
         return float(1.0 - self.p_key_wrong[q])
