@@ -39,6 +39,7 @@ come out calibrated and that the fit recovers their parameters.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -353,19 +354,8 @@ class DifficultyJudges:
             # One judge cannot tell a hard question from an easy one: only its rates over the
             # quiz are identified, and they are all the posterior needs. One level is the same
             # model's answer at a tenth of the work.
-            one = DifficultyJudges(
-                wrong_share=self.m0,
-                strength=self.strength,
-                levels=(float(np.mean(self.delta)),),
-                profiles=self.profiles,
-                attractor=self.attractor,
-                max_iter=self.max_iter,
-                tol=self.tol,
-                answer_tol=self.answer_tol,
-                draws=self.draws,
-                seed=self.seed,
-                fixed_share=self.fixed_share,
-            )
+            one = copy.copy(self)
+            one.delta = np.array([float(np.mean(self.delta))])
             return one.fit(obs)
         d = self._setup(obs)
         L = len(self.delta)
