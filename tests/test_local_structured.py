@@ -49,7 +49,13 @@ async def test_a_json_schema_server_gets_the_schema_and_every_verdict_is_read(
     assert flagged == {f"q{i}" for i in (3, 6, 9)}
 
 
-async def test_llama_cpp_python_is_probed_once_and_then_asked_its_own_way(tmp_path: Path) -> None:
+async def test_llama_cpp_python_is_learnt_from_its_refusals_and_then_asked_its_own_way(
+    tmp_path: Path,
+) -> None:
+    """The first requests go together (none waits for another to learn the endpoint's shape):
+    each one llama-cpp-python refuses (its 500 to json_schema, not retried as a server fault) is
+    asked again as json_object, the shape steps down once however many refusals arrive, and
+    every later request goes that way."""
     quiz = make_quiz(10)
     with FakeOpenAI(truth_from_quiz(quiz), structured="json_object") as server:
         judge = OpenAICompatProvider(base_url=server.base_url, model="gemma", retry=FAST)
@@ -58,10 +64,12 @@ async def test_llama_cpp_python_is_probed_once_and_then_asked_its_own_way(tmp_pa
             _, summary = await run_all(vet_run(quiz, judge, store, settings=settings))
         await judge.aclose()
         sent = [(r.status, r.response_format) for r in chats(server)]
-    # One request learnt the endpoint's way (llama-cpp-python's 500 to json_schema, not retried as
-    # a server fault); every other went that way.
-    assert sent[0] == (500, "json_schema")
-    assert sent[1:] == [(200, "json_object")] * 10
+    refused = [s for s in sent if s[0] != 200]
+    # More than one request was on the wire before the first refusal came back...
+    assert len(refused) > 1 and set(refused) == {(500, "json_schema")}
+    # ...and each refused batch was asked once more, as json_object, never as text.
+    assert [s for s in sent if s[0] == 200] == [(200, "json_object")] * 10
+    assert len(sent) == 10 + len(refused)
     assert judge.structured_wire == "json_object"
     assert (summary.judged, summary.unjudged) == (40, 0)
 
@@ -78,6 +86,25 @@ async def test_a_server_refusing_both_goes_on_with_text_under_auto(tmp_path: Pat
     assert sent == [(400, "json_schema"), (400, "json_object"), (200, None)]
     assert judge.structured_wire is None
     assert (summary.judged, summary.unjudged) == (16, 0)
+
+
+async def test_side_by_side_refusals_step_down_one_shape_at_a_time(tmp_path: Path) -> None:
+    """Eight requests refused at once step the shape down once per shape the server refused:
+    json_schema, then json_object, then text, and every batch is judged; a request refused in a
+    shape the provider already left is asked again the current way, not stepped past it."""
+    quiz = make_quiz(10)
+    with FakeOpenAI(truth_from_quiz(quiz), structured="text") as server:
+        judge = OpenAICompatProvider(base_url=server.base_url, model="fake-judge", retry=FAST)
+        with Store(tmp_path / "q.db") as store:
+            settings = VetSettings(batch_size=4, concurrency=8)
+            _, summary = await run_all(vet_run(quiz, judge, store, settings=settings))
+        await judge.aclose()
+        sent = [(r.status, r.response_format) for r in chats(server)]
+    assert judge.structured_wire is None
+    assert (summary.judged, summary.unjudged) == (40, 0)
+    assert sum(1 for s in sent if s == (400, "json_schema")) > 1
+    assert {s for s in sent if s[0] != 200} <= {(400, "json_schema"), (400, "json_object")}
+    assert [s for s in sent if s[0] == 200] == [(200, None)] * 10
 
 
 async def test_structured_on_and_a_refusing_server_fail_the_run_with_the_reason(

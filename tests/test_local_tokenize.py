@@ -68,9 +68,15 @@ async def test_usage_less_streams_are_counted_by_the_servers_tokenizer(
     assert not summary.tokens_estimated
     assert usage[-1].tokens_note == "counted by the server's tokenizer"
     # One token per word, as the fake's tokenizer counts: not the estimate's chars / 4.
-    counted = fake.tokenized[1:]  # after the probe's word: (prompt, reply) per request
-    assert summary.tokens_in == sum(words(t) for t in counted[0::2]) > 0
-    assert summary.tokens_out == sum(words(t) for t in counted[1::2]) > 0
+    # After the probe's word: each request's prompt and reply (requests run side by side, so
+    # the pairs interleave); a prompt is the text that carries the batch's assertions.
+    counted = fake.tokenized[1:]
+    asked = {text for r in sent for text in r.texts}
+    prompts = [t for t in counted if any(a in t for a in asked)]
+    replies = [t for t in counted if not any(a in t for a in asked)]
+    assert len(prompts) == len(replies) == len(sent)
+    assert summary.tokens_in == sum(words(t) for t in prompts) > 0
+    assert summary.tokens_out == sum(words(t) for t in replies) > 0
 
 
 async def test_without_a_tokenizer_the_figures_are_estimated_and_labelled_so(

@@ -65,6 +65,9 @@ class RequestFailed(ProviderError):
         super().__init__(message)
         self.status = status
         self.retryable = retryable
+        # The structured-output shape the failed request was sent with (an OpenAI-compatible
+        # ``response_format`` type; None: none), so a refusal is judged against what was sent.
+        self.sent_format: str | None = None
 
 
 class LogprobsRejected(RequestFailed):

@@ -12,7 +12,6 @@ asked for them again; with ``"on"`` that refusal is an error (:class:`LogprobsRe
 
 from __future__ import annotations
 
-import asyncio
 import codecs
 import json
 import logging
@@ -135,31 +134,12 @@ class OpenAICompatProvider(HTTPProvider):
         self.structured = structured
         # The response_format shape this endpoint takes: "json_schema" (OpenAI, llama.cpp's
         # server, vLLM, LM Studio, Ollama), "json_object" with a schema (llama-cpp-python's
-        # server), or None once the server refused both (under "auto"). Probed by the first
-        # request that asks, remembered for the provider's life.
+        # server), or None once the server refused both (under "auto"). Learnt from the first
+        # refusals, remembered for the provider's life. The first requests do not wait for one
+        # of them to learn it (that cost every run a whole reply's time): each refused request
+        # steps the shape down once, from the shape it was sent with (:meth:`_structured_fallback`).
         self.structured_wire: str | None = None if structured == "off" else "json_schema"
-        self._structured_settled = structured == "off"  # the endpoint's answer is known
-        self._probe_lock = asyncio.Lock()
         self.tokenizer: Tokenizer | None = None  # a local server's tokenize endpoint (probe)
-
-    async def complete(
-        self,
-        request: ChatRequest,
-        *,
-        on_text: OnText | None = None,
-        on_retry: OnRetry | None = None,
-        on_logprobs: OnLogprobs | None = None,
-    ) -> ChatResult:
-        """As :meth:`HTTPProvider.complete`; the first request asking for structured output goes
-        alone, so the endpoint is probed once (the others wait for its answer)."""
-        kw: dict[str, Any] = {"on_text": on_text, "on_retry": on_retry, "on_logprobs": on_logprobs}
-        if request.response_schema is not None and not self._structured_settled:
-            async with self._probe_lock:
-                if not self._structured_settled:
-                    result = await super().complete(request, **kw)
-                    self._structured_settled = True
-                    return result
-        return await super().complete(request, **kw)
 
     @property
     def system_in_user(self) -> bool:
@@ -273,10 +253,15 @@ class OpenAICompatProvider(HTTPProvider):
         on_logprobs: OnLogprobs | None,
     ) -> ChatResult:
         logprobs = request.logprobs and self.logprobs != "off" and not self.logprobs_rejected
-        if stream:
-            assert on_text is not None
-            return await self._stream_once(request, on_text, on_logprobs, logprobs)
-        return await self._once(request, logprobs)
+        wire = self.structured_wire  # the shape this attempt's body is built with
+        try:
+            if stream:
+                assert on_text is not None
+                return await self._stream_once(request, on_text, on_logprobs, logprobs)
+            return await self._once(request, logprobs)
+        except RequestFailed as exc:
+            exc.sent_format = wire  # what the server refused, if it refused the format
+            raise
 
     def _fallback(self, request: ChatRequest, exc: RequestFailed) -> str | None:
         """Under logprobs "auto", a 400 about logprobs means: ask again, and from now on, without.
@@ -316,11 +301,19 @@ class OpenAICompatProvider(HTTPProvider):
 
     def _structured_fallback(self, request: ChatRequest, exc: RequestFailed) -> str | None:
         """A 400/422 about the response format: try llama-cpp-python's ``json_object`` with a
-        schema, then (under "auto") plain text; under "on", text is an error."""
-        if request.response_schema is None or self.structured_wire is None:
+        schema, then (under "auto") plain text; under "on", text is an error.
+
+        Requests run side by side: a refusal of a shape another refusal already stepped down
+        from is asked again the current way, so no refusal steps down twice.
+        """
+        sent = exc.sent_format
+        if request.response_schema is None or sent is None:
             return None
         if not _mentions_response_format(exc):
             return None
+        if sent != self.structured_wire:
+            now = self.structured_wire or "text replies"
+            return f"{exc}; asking again as {now} (learnt from an earlier refusal)"
         if self.structured_wire == "json_schema":
             self.structured_wire = "json_object"
             return f"{exc}; asking for JSON with a schema the other way (json_object)"
