@@ -12,7 +12,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -361,8 +361,9 @@ def _stored_report(
 
 
 def report_work(config: Config, quiz: Quiz) -> LintReport:
-    """What a headless run's report needs besides the verdicts, done in a thread while the judge
-    is waited on: the report writers and the review desk imported, the quiz's lint."""
+    """What a headless run's report needs besides the verdicts, done while the judge is waited on
+    (:func:`headless`'s ``when_sent``): the report writers and the review desk imported, the
+    quiz's lint."""
     from quiztui.assemble.common import lint_report
     from quiztui.assemble.review_desk import decisions_for
     from quiztui.report.writers import ReportExtras
@@ -427,35 +428,44 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
         if runs.provider.simulated or answers:
             print(f"quiztui: judging with the {runs.provider.label}", file=sys.stderr)
             print(f"quiztui: {simulated_state(runs.provider, quiz)}", file=sys.stderr)
-        # The report's lint and modules need no model: they are made in a thread once the first
-        # requests are on the wire, so nothing is left after the last verdict but the report.
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="quiztui-lint") as pool:
-            lint: list[Future[LintReport]] = []
-            started: list[int] = []
-            try:
-                summary = asyncio.run(
-                    headless(
-                        runs.start_run,
-                        Progress(sys.stderr),
-                        usage=runs.provider.usage,
-                        when_sent=lambda: lint.append(pool.submit(report_work, config, quiz)),
-                        started=started,
-                    )
-                )
-            except KeyboardInterrupt:
-                print_interrupted(started[-1] if started else None)
-                return 130
-            assert summary is not None
-            from quiztui.assemble.review_desk import decisions_for
-            from quiztui.report import render_report
-            from quiztui.report.writers import ReportExtras, format_for
+        # The report's lint and modules need no model: they are made once the first requests are
+        # on the wire, on the event loop's own thread while it has nothing to do but wait for
+        # the judge (a thread beside it would hold the GIL whenever a reply arrives).
+        lint: list[Future[LintReport]] = []
+        started: list[int] = []
 
-            if (prior := runs.prior_estimate()) is not None:
-                print(f"quiztui: run {summary.run_id}: prior {prior.label}", file=sys.stderr)
-            print(f"quiztui: run {summary.run_id}: {wrong_keys_line(summary)}", file=sys.stderr)
-            extras = ReportExtras(
-                unjudged=quiz.unjudged, lint=lint[0].result(), decisions=decisions_for(store, quiz)
+        def prepare_report() -> None:
+            done: Future[LintReport] = Future()
+            try:
+                done.set_result(report_work(config, quiz))
+            except Exception as exc:  # raised after the run, where the report needs it
+                done.set_exception(exc)
+            lint.append(done)
+
+        try:
+            summary = asyncio.run(
+                headless(
+                    runs.start_run,
+                    Progress(sys.stderr),
+                    usage=runs.provider.usage,
+                    when_sent=prepare_report,
+                    started=started,
+                )
             )
+        except KeyboardInterrupt:
+            print_interrupted(started[-1] if started else None)
+            return 130
+        assert summary is not None
+        from quiztui.assemble.review_desk import decisions_for
+        from quiztui.report import render_report
+        from quiztui.report.writers import ReportExtras, format_for
+
+        if (prior := runs.prior_estimate()) is not None:
+            print(f"quiztui: run {summary.run_id}: prior {prior.label}", file=sys.stderr)
+        print(f"quiztui: run {summary.run_id}: {wrong_keys_line(summary)}", file=sys.stderr)
+        extras = ReportExtras(
+            unjudged=quiz.unjudged, lint=lint[0].result(), decisions=decisions_for(store, quiz)
+        )
         fmt = format_for(args.output, args.format)
         report = render_report(summary, fmt, extras, raw_csv=args.raw_csv)
         if args.output:

@@ -46,6 +46,8 @@ _UNSAFE = re.compile("[" + "".join(re.escape(chr(c)) for c in _TABLE) + "]")
 
 def terminal_safe(text: str) -> str:
     """``text`` with every control character (but tab and newline) and bidi control made visible."""
+    if _UNSAFE.search(text) is None:  # the common case, and ten times quicker than translate
+        return text
     return text.translate(_TABLE)
 
 

@@ -39,5 +39,12 @@ def finite(data: Any, reasons: Mapping[str, str] | None = None) -> Any:
 
 
 def dumps(data: Any, reasons: Mapping[str, str] | None = None, **kwargs: Any) -> str:
-    """``json.dumps`` of ``finite(data)``; ``allow_nan=False`` makes a missed one an error."""
-    return json.dumps(finite(data, reasons), allow_nan=False, **kwargs)
+    """``json.dumps`` of ``finite(data)``; ``allow_nan=False`` makes a missed one an error.
+
+    Most reports hold no such figure: the C encoder finds that out (a ValueError) quicker than
+    :func:`finite` walks the data, so the walk is made only for the reports that need it."""
+    try:
+        json.dumps(data, allow_nan=False)
+    except (ValueError, TypeError):  # a NaN, or a mapping or value only the walk turns into JSON
+        data = finite(data, reasons)
+    return json.dumps(data, allow_nan=False, **kwargs)
