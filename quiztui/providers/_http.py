@@ -37,6 +37,7 @@ from quiztui.providers.base import (
     Usage,
 )
 from quiztui.providers.limiter import AdaptiveLimiter
+from quiztui.providers.plain_http import PlainHTTPTransport
 from quiztui.providers.probe import tls_for
 from quiztui.providers.retry import (
     RETRYABLE_STATUS,
@@ -144,6 +145,10 @@ class HTTPProvider:
         key = key_from_env(api_key_env)
         self._secrets = (key,) if key else ()  # masked in every error message (core/secrets.py)
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        if transport is None and self.base_url.lower().startswith("http://"):
+            # Plain HTTP (a server on this machine or the LAN): a lean HTTP/1.1 transport, about
+            # 1.5 ms less CPU per streamed reply than httpcore's (providers/plain_http.py).
+            transport = PlainHTTPTransport(max_idle=concurrency)
         self._client = httpx.AsyncClient(
             base_url=self.base_url,
             headers={

@@ -27,7 +27,6 @@ from quiztui.providers.base import (
     ChatResult,
     LogprobsRejected,
     OnLogprobs,
-    OnRetry,
     OnText,
     RequestFailed,
     StreamInterrupted,

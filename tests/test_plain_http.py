@@ -1,0 +1,222 @@
+"""The plain-HTTP transport (``providers/plain_http.py``) against real sockets: a raw asyncio
+server that writes exactly the bytes each case needs (framings, early closes, slow or garbled
+answers), and the fake OpenAI server for keep-alive under a provider's concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import httpx
+import pytest
+from pipeline_helpers import make_quiz
+from test_estimate import run_all, vet_run
+
+from quiztui.pipeline.vet import VetSettings
+from quiztui.providers.openai_compat import OpenAICompatProvider
+from quiztui.providers.plain_http import PlainHTTPTransport
+from quiztui.store import Store
+from quiztui.testing.fake_openai import FakeOpenAI, truth_from_quiz
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, bytes], Awaitable[bool]]
+
+
+async def _read_request(reader: asyncio.StreamReader) -> bytes:
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":", 1)[1])
+    return head + await reader.readexactly(length)
+
+
+@asynccontextmanager
+async def raw_server(handler: Handler) -> AsyncIterator[tuple[str, list[bytes], list[int]]]:
+    """A server on a loopback port; ``handler`` answers each request (True: keep the connection).
+    Yields the base URL, every request's bytes, and how many connections were made."""
+    requests: list[bytes] = []
+    connections = [0]
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections[0] += 1
+        try:
+            while True:
+                try:
+                    request = await _read_request(reader)
+                except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+                    return
+                requests.append(request)
+                if not await handler(reader, writer, request):
+                    return
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}", requests, connections
+    finally:
+        server.close()
+
+
+def answer(data: bytes, keep: bool = True) -> Handler:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: bytes) -> bool:
+        writer.write(data)
+        await writer.drain()
+        return keep
+
+    return handler
+
+
+async def get(url: str, transport: PlainHTTPTransport, **kw: object) -> httpx.Response:
+    """One POST through ``transport`` (a client that leaves the transport open, as a provider's
+    client does between requests)."""
+    client = httpx.AsyncClient(transport=transport)
+    return await client.post(url + "/v1/x?y=1", content=b'{"a": 1}', **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("raw", "body"),
+    [
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", b"hello"),
+        (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"3\r\nhel\r\n2;ext=1\r\nlo\r\n0\r\nX-Trailer: t\r\n\r\n",
+            b"hello",
+        ),
+        (b"HTTP/1.1 204 No Content\r\n\r\n", b""),
+        (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", b"ok"),
+    ],
+    ids=["content-length", "chunked-with-trailer", "no-content", "interim-100"],
+)
+async def test_each_framing_is_read_and_the_connection_kept(raw: bytes, body: bytes) -> None:
+    async with raw_server(answer(raw)) as (url, requests, connections):
+        transport = PlainHTTPTransport()
+        first = await get(url, transport)
+        second = await get(url, transport)
+        await transport.aclose()
+    assert (first.status_code, first.content) == (second.status_code, second.content)
+    assert first.content == body and first.status_code in (200, 204)
+    assert connections[0] == 1 and transport.opened == 1  # the second went on the first's
+    sent = requests[0]
+    assert sent.startswith(b"POST /v1/x?y=1 HTTP/1.1\r\n")
+    assert f"host: {url.removeprefix('http://')}".encode() in sent.lower()
+    assert sent.endswith(b'\r\n\r\n{"a": 1}')
+
+
+async def test_a_body_to_the_connections_end_is_read_and_the_connection_not_kept() -> None:
+    raw = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end"
+    async with raw_server(answer(raw, keep=False)) as (url, _, connections):
+        transport = PlainHTTPTransport()
+        assert (await get(url, transport)).content == b"until the end"
+        assert (await get(url, transport)).content == b"until the end"
+        await transport.aclose()
+    assert connections[0] == 2
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok",
+        b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok",
+    ],
+    ids=["connection-close", "http-1.0"],
+)
+async def test_a_server_that_says_close_gets_a_new_connection(raw: bytes) -> None:
+    async with raw_server(answer(raw, keep=False)) as (url, _, connections):
+        transport = PlainHTTPTransport()
+        for _ in range(3):
+            assert (await get(url, transport)).content == b"ok"
+        await transport.aclose()
+    assert connections[0] == 3
+
+
+async def test_a_keep_alive_the_server_closed_while_idle_is_not_reused() -> None:
+    raw = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    async with raw_server(answer(raw, keep=False)) as (url, requests, connections):
+        transport = PlainHTTPTransport()
+        assert (await get(url, transport)).content == b"ok"  # kept: the server said nothing
+        await asyncio.sleep(0.05)  # the server's close arrives while the connection is idle
+        assert (await get(url, transport)).content == b"ok"
+        await transport.aclose()
+    assert connections[0] == 2 and len(requests) == 2  # each request sent once
+
+
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        (b"", httpx.RemoteProtocolError),  # closes without a word
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf", httpx.RemoteProtocolError),
+        (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel",
+            httpx.RemoteProtocolError,
+        ),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", httpx.RemoteProtocolError),
+        (b"SSH-2.0-OpenSSH_9.6\r\n\r\n", httpx.RemoteProtocolError),
+        (b"HTTP/1.1 200 OK\r\nBad header line\r\n\r\n", httpx.RemoteProtocolError),
+    ],
+    ids=["no-answer", "short-length", "cut-chunk", "bad-chunk-size", "not-http", "bad-header"],
+)
+async def test_a_broken_answer_is_the_error_httpcore_gives(
+    raw: bytes, error: type[Exception]
+) -> None:
+    async with raw_server(answer(raw, keep=False)) as (url, _, _c):
+        transport = PlainHTTPTransport()
+        with pytest.raises(error):
+            await get(url, transport)
+        await transport.aclose()
+
+
+async def test_nothing_listening_is_a_connect_error_and_counts_as_not_sent() -> None:
+    async with raw_server(answer(b"")) as (url, _, _c):
+        pass  # the port is free again
+    with pytest.raises(httpx.ConnectError):
+        await get(url, PlainHTTPTransport())
+
+
+async def test_a_silent_server_is_a_read_timeout_and_its_connection_dropped() -> None:
+    async def slow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: bytes) -> bool:
+        await asyncio.sleep(1.0)
+        return False
+
+    async with raw_server(slow) as (url, _, _c):
+        transport = PlainHTTPTransport()
+        with pytest.raises(httpx.ReadTimeout):
+            await get(url, transport, timeout=httpx.Timeout(5.0, read=0.05))
+        assert not any(transport._idle.values())
+        await transport.aclose()
+
+
+async def test_a_body_left_unread_closes_its_connection() -> None:
+    raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n2\r\ncd\r\n0\r\n\r\n"
+    async with raw_server(answer(raw)) as (url, _, connections):
+        transport = PlainHTTPTransport()
+        async with httpx.AsyncClient(transport=transport) as client:
+            async with client.stream("POST", url + "/v1/x", content=b"{}") as response:
+                async for piece in response.aiter_raw():
+                    assert piece == b"ab"
+                    break  # the rest is never read
+            assert (await client.post(url + "/v1/x", content=b"{}")).content == b"abcd"
+    assert connections[0] == 2
+
+
+def test_https_keeps_httpxs_own_transport_and_http_gets_the_lean_one() -> None:
+    plain = OpenAICompatProvider(base_url="http://127.0.0.1:9/v1", model="m")
+    tls = OpenAICompatProvider(base_url="https://judge.invalid/v1", model="m")
+    assert isinstance(plain._client._transport, PlainHTTPTransport)
+    assert not isinstance(tls._client._transport, PlainHTTPTransport)
+
+
+async def test_a_run_keeps_to_as_many_connections_as_its_concurrency(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    quiz = make_quiz(40)
+    with FakeOpenAI(truth_from_quiz(quiz), latency=0.01) as server:
+        judge = OpenAICompatProvider(base_url=server.base_url, model="fake-judge", concurrency=4)
+        with Store(tmp_path / "q.db") as store:
+            settings = VetSettings(batch_size=4, concurrency=4)
+            _, summary = await run_all(vet_run(quiz, judge, store, settings=settings))
+        transport = judge._client._transport
+        await judge.aclose()
+    assert (summary.judged, summary.unjudged) == (160, 0)
+    assert summary.requests == 40
+    assert isinstance(transport, PlainHTTPTransport) and 1 <= transport.opened <= 4
