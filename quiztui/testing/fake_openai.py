@@ -637,16 +637,22 @@ class FakeOpenAI:
 
         fault = self._next_fault()
         base["fault"] = fault
-        if self.latency > 0:
-            await asyncio.sleep(self.latency)
+        # ``latency`` is the reply's whole time, as a model server's is: the fake's own work
+        # (the oracle's reply, its logprobs, the JSON of every event) is done first and the wait
+        # is what is left of it, so that work is never added on top (sixteen replies of a round
+        # otherwise came one after another, 3 ms apart, after their waits).
+        due = asyncio.get_running_loop().time() + self.latency
         if fault == "429":
+            await _until(due)
             message = "Rate limit reached for requests. Please try again later."
             retry = self.retry_after
             retry_after = str(int(retry)) if float(retry).is_integer() else str(retry)
             raise _Reply(429, message, "requests", "rate_limit_exceeded", Retry_After=retry_after)
         if fault == "500" or (fault == "stream_error" and not stream):
+            await _until(due)
             raise _Reply(500, SERVER_ERROR_MESSAGE, "server_error")
         if fault == "drop":
+            await _until(due)
             self._record(**base, status=None)
             writer.transport.abort()
             return False
@@ -663,7 +669,6 @@ class FakeOpenAI:
         if logprobs:
             tokens = oracle_logprobs(prompt, content, self.truth, seed=self.seed, top_n=top_n or 0)
         base["completion_tokens"] = completion_tokens = approx_tokens(content)
-        self._record(**base, status=200, faulted_ids=faulted)
         usage = {
             "prompt_tokens": base["prompt_tokens"],
             "completion_tokens": completion_tokens,
@@ -683,6 +688,8 @@ class FakeOpenAI:
             }
             obj = {**common, "object": "chat.completion", "choices": [choice], "usage": usage}
             data = json.dumps(obj).encode()
+            await _until(due)
+            self._record(**base, status=200, faulted_ids=faulted)
             if fault == "cut":
                 head = {"Content-Type": _JSON, "Content-Length": str(len(data))}
                 writer.write(_head(200, head, keep_alive) + data[: len(data) // 2])
@@ -690,9 +697,10 @@ class FakeOpenAI:
                 return False
             self._send(writer, 200, data, keep_alive)
             return keep_alive
-        return await self._stream(
-            writer, keep_alive, common, content, usage, include_usage, fault, tokens, finish
-        )
+        events = self._openai_events(common, content, usage, include_usage, fault, tokens, finish)
+        await _until(due)
+        self._record(**base, status=200, faulted_ids=faulted)
+        return await self._stream(writer, keep_alive, events, fault)
 
     def _content(
         self, prompt: str, ids: list[str], fault: str | None, index: int
@@ -744,10 +752,8 @@ class FakeOpenAI:
         step = self.chunk_lines
         return ["".join(lines[i : i + step]) for i in range(0, len(lines), step)]
 
-    async def _stream(
+    def _openai_events(
         self,
-        writer: asyncio.StreamWriter,
-        keep_alive: bool,
         common: dict[str, Any],
         content: str,
         usage: dict[str, int],
@@ -755,7 +761,8 @@ class FakeOpenAI:
         fault: str | None,
         tokens: list[TokenLogprob] | None = None,
         finish: str = "stop",
-    ) -> bool:
+    ) -> list[bytes]:
+        """The stream's events as they go on the wire (a fault cuts or breaks the list)."""
         chunk = {**common, "object": "chat.completion.chunk"}
         extra = {"usage": None} if include_usage else {}
 
@@ -789,6 +796,11 @@ class FakeOpenAI:
             if include_usage:
                 events.append(_sse({**chunk, "choices": [], "usage": usage}))
             events.append(_DONE)
+        return events
+
+    async def _stream(
+        self, writer: asyncio.StreamWriter, keep_alive: bool, events: list[bytes], fault: str | None
+    ) -> bool:
         headers = {
             "Content-Type": "text/event-stream; charset=utf-8",
             "Cache-Control": "no-cache",
@@ -849,6 +861,13 @@ def _structured(content: str, ids: list[str], response_format: dict[str, Any]) -
 def _check_kind(kind: str, known: Sequence[str] = FAULT_KINDS + EXTRA_FAULT_KINDS) -> None:
     if kind not in known:
         raise ValueError(f"unknown fault kind {kind!r}; choose from {', '.join(known)}")
+
+
+async def _until(due: float) -> None:
+    """Wait until the loop's clock reads ``due`` (at once when it is past)."""
+    wait = due - asyncio.get_running_loop().time()
+    if wait > 0:
+        await asyncio.sleep(wait)
 
 
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
