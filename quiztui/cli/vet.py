@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -130,13 +130,14 @@ async def headless(
     progress: Progress,
     *,
     usage: Usage | None = None,
-    when_sent: Callable[[], object] | None = None,
+    when_sent: Callable[[], Awaitable[object]] | None = None,
     started: list[int] | None = None,
 ) -> RunSummary | None:
     """Drive one run to its end, drawing progress; the run's summary.
 
-    ``when_sent``: called once the first requests are on the wire (``usage``: the provider's
-    counters), for work that can wait for the judge, never hold up its first request.
+    ``when_sent``: started as a task once the first requests are on the wire (``usage``: the
+    provider's counters), for work that can wait for the judge, never hold up its first request;
+    awaited before the summary is returned.
     ``started`` gets the run's id as it starts (for the ``--resume RUN_ID`` an interrupt prints)."""
     from quiztui.pipeline.events import (
         ProviderBatchStatus,
@@ -149,10 +150,11 @@ async def headless(
     batch_lines = cli_batch.StatusLines(progress.stream)  # batch mode: a line per status change
     pending = [when_sent] if when_sent is not None else []
     watch: asyncio.Task[None] | None = None
+    work: list[asyncio.Task[object]] = []
 
     def sent() -> None:
         if pending:
-            pending.pop()()
+            work.append(asyncio.ensure_future(pending.pop()()))
 
     try:
         async for event in start_run():
@@ -184,6 +186,8 @@ async def headless(
         if watch is not None:
             watch.cancel()
         sent()  # a run that ended before any request still gets its report's work
+        for task in work:
+            await task
     return summary
 
 
@@ -360,15 +364,21 @@ def _stored_report(
     return report.text, report.notes
 
 
-def report_work(config: Config, quiz: Quiz) -> LintReport:
+async def report_work(config: Config, quiz: Quiz) -> LintReport:
     """What a headless run's report needs besides the verdicts, done while the judge is waited on
-    (:func:`headless`'s ``when_sent``): the report writers and the review desk imported, the
-    quiz's lint."""
-    from quiztui.assemble.common import lint_report
+    (:func:`headless`'s ``when_sent``): numpy (the judge model's, at the run's end), the report
+    writers and the review desk imported, the quiz's lint. On the event loop's thread, a step at
+    a time, so a reply that arrives meanwhile waits for one step, not for all of them."""
+    import numpy
+
+    await asyncio.sleep(0)
     from quiztui.assemble.review_desk import decisions_for
     from quiztui.report.writers import ReportExtras
 
-    del decisions_for, ReportExtras  # imported here, used after the run on the main thread
+    await asyncio.sleep(0)
+    from quiztui.assemble.common import lint_report
+
+    del numpy, decisions_for, ReportExtras  # imported here, used after the run
     return lint_report(config, quiz)
 
 
@@ -434,10 +444,10 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
         lint: list[Future[LintReport]] = []
         started: list[int] = []
 
-        def prepare_report() -> None:
+        async def prepare_report() -> None:
             done: Future[LintReport] = Future()
             try:
-                done.set_result(report_work(config, quiz))
+                done.set_result(await report_work(config, quiz))
             except Exception as exc:  # raised after the run, where the report needs it
                 done.set_exception(exc)
             lint.append(done)
