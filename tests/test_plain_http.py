@@ -220,3 +220,50 @@ async def test_a_run_keeps_to_as_many_connections_as_its_concurrency(tmp_path) -
     assert (summary.judged, summary.unjudged) == (160, 0)
     assert summary.requests == 40
     assert isinstance(transport, PlainHTTPTransport) and 1 <= transport.opened <= 4
+
+
+def test_the_probe_asks_a_plain_http_server_through_the_standard_librarys_client() -> None:
+    """The probe before a run (models, slots, tokenizer) over ``http.client``: the same answers
+    and errors as through httpx's own transport."""
+    from quiztui.providers.plain_http import PlainHTTPSyncTransport
+    from quiztui.providers.probe import _transport_for, check_endpoint, server_tokenizer
+
+    quiz = make_quiz(2)
+    with FakeOpenAI(truth_from_quiz(quiz), tokenize="llama.cpp") as server:
+        assert isinstance(_transport_for(server.base_url, None), PlainHTTPSyncTransport)
+        assert check_endpoint(server.base_url, "fake-judge") == ["fake-judge"]
+        tokenizer = server_tokenizer(server.base_url)
+        assert tokenizer is not None and tokenizer.server == "llama.cpp"
+        with httpx.Client(transport=PlainHTTPSyncTransport()) as client:
+            missing = client.get(server.base_url + "/nowhere")
+        assert missing.status_code == 404 and missing.json()["error"]
+    assert _transport_for("https://judge.invalid/v1", None) is None  # httpx's own, for TLS
+
+
+def test_the_sync_transport_maps_refusals_and_silence_to_httpx_errors() -> None:
+    import socket
+    import threading
+
+    from quiztui.providers.plain_http import PlainHTTPSyncTransport
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    accepted: list[socket.socket] = []
+    thread = threading.Thread(target=lambda: accepted.append(listener.accept()[0]), daemon=True)
+    thread.start()
+    try:
+        with httpx.Client(
+            transport=PlainHTTPSyncTransport(), timeout=httpx.Timeout(5.0, read=0.1)
+        ) as client:
+            with pytest.raises(httpx.ReadTimeout):  # accepted, never answered
+                client.get(f"http://127.0.0.1:{port}/v1/models")
+    finally:
+        thread.join(timeout=5)
+        for sock in accepted:
+            sock.close()
+        listener.close()
+    with httpx.Client(transport=PlainHTTPSyncTransport()) as client:
+        with pytest.raises(httpx.ConnectError):  # nothing listens there now
+            client.get(f"http://127.0.0.1:{port}/v1/models")

@@ -80,6 +80,9 @@ def test_headless_vet_sends_its_first_request_before_the_heavy_imports(tmp_path:
     first, end = set(seen["first"]), set(seen["end"])
     assert "httpx" in first and "quiztui.pipeline.judging" in first
     assert sorted(m for m in DEFERRED if m in first) == []
+    # A plain-HTTP judge is asked through quiztui's own transport, probed included: httpx's
+    # default one (httpcore, h11, anyio: about 20 ms of imports) is never loaded.
+    assert sorted(m for m in ("httpcore", "h11", "anyio") if m in end) == []
     # The deferred work was done all the same, while the judge worked: the report has its lint.
     assert {"numpy", "quiztui.report.writers", "quiztui.core.lint"} <= end
     written = json.loads(report.read_text())

@@ -307,3 +307,61 @@ def _framing(method: str, status: int, headers: list[tuple[bytes, bytes]]) -> in
     if len(lengths) == 1 and (length := lengths.pop()).isdigit():
         return int(length)
     return "close"
+
+
+class PlainHTTPSyncTransport(httpx.BaseTransport):
+    """One request at a time over the standard library's ``http.client``, for ``http://``: the
+    endpoint probe's few requests before a run (``providers/probe.py``), so a run against a
+    plain-HTTP server never imports httpcore (about 20 ms). Errors map as in
+    :class:`PlainHTTPTransport`; a connection serves one request."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        import http.client
+
+        url = request.url
+        if url.scheme != "http":
+            raise httpx.UnsupportedProtocol(
+                f"this transport speaks plain HTTP only, not {url.scheme}", request=request
+            )
+        timeout = request.extensions.get("timeout") or {}
+        connection = http.client.HTTPConnection(
+            url.host, url.port or 80, timeout=timeout.get("connect")
+        )
+        try:
+            try:
+                connection.connect()
+            except TimeoutError:
+                raise httpx.ConnectTimeout("timed out connecting", request=request) from None
+            except OSError as exc:
+                raise httpx.ConnectError(str(exc) or type(exc).__name__, request=request) from None
+            assert connection.sock is not None
+            connection.sock.settimeout(timeout.get("read"))
+            try:
+                connection.putrequest(
+                    request.method,
+                    request.url.raw_path.decode("ascii"),
+                    skip_host=True,
+                    skip_accept_encoding=True,
+                )
+                for name, value in request.headers.raw:
+                    connection.putheader(name.decode("latin-1"), value)
+                connection.endheaders(request.read() or None)
+                response = connection.getresponse()
+                data = response.read()
+            except TimeoutError:
+                raise httpx.ReadTimeout(
+                    "timed out waiting for the answer", request=request
+                ) from None
+            except (http.client.HTTPException, ConnectionError) as exc:
+                what = str(exc) or type(exc).__name__
+                raise httpx.RemoteProtocolError(what, request=request) from None
+            except OSError as exc:
+                raise httpx.ReadError(str(exc) or type(exc).__name__, request=request) from None
+            return httpx.Response(
+                response.status,
+                headers=response.getheaders(),
+                stream=httpx.ByteStream(data),
+                extensions={"http_version": b"HTTP/1.1", "reason_phrase": response.reason.encode()},
+            )
+        finally:
+            connection.close()

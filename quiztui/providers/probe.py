@@ -45,6 +45,16 @@ def tls_for(url: str) -> ssl.SSLContext | bool:
     return True
 
 
+def _transport_for(url: str, transport: httpx.BaseTransport | None) -> httpx.BaseTransport | None:
+    """``transport`` when given; for a plain-HTTP URL the standard library's client (no
+    httpcore to import before a run's first request); else httpx's own."""
+    if transport is None and url.lower().startswith("http://"):
+        from quiztui.providers.plain_http import PlainHTTPSyncTransport
+
+        return PlainHTTPSyncTransport()
+    return transport
+
+
 def check_endpoint(
     base_url: str,
     model: str,
@@ -57,7 +67,9 @@ def check_endpoint(
     base = base_url.rstrip("/")
     url = f"{base}/models"
     try:
-        with httpx.Client(timeout=timeout, transport=transport, verify=tls_for(url)) as client:
+        with httpx.Client(
+            timeout=timeout, transport=_transport_for(url, transport), verify=tls_for(url)
+        ) as client:
             response = client.get(url, headers=dict(headers or {}))
     except httpx.ConnectError as exc:
         why = "connection refused" if "refused" in str(exc).lower() else _kind(exc)
@@ -99,7 +111,9 @@ def server_slots(
     path = parts.path.rstrip("/").removesuffix("/v1")
     url = f"{parts.scheme}://{parts.netloc}{path}/props"
     try:
-        with httpx.Client(timeout=timeout, transport=transport, verify=tls_for(url)) as client:
+        with httpx.Client(
+            timeout=timeout, transport=_transport_for(url, transport), verify=tls_for(url)
+        ) as client:
             response = client.get(url, headers=dict(headers or {}))
         body: Any = response.json() if response.status_code == 200 else None
     except (httpx.HTTPError, ValueError):
@@ -139,7 +153,9 @@ def server_tokenizer(
         return None
     root = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/').removesuffix('/v1')}"
     try:
-        with httpx.Client(timeout=timeout, transport=transport, verify=tls_for(root)) as client:
+        with httpx.Client(
+            timeout=timeout, transport=_transport_for(root, transport), verify=tls_for(root)
+        ) as client:
             for server, path, field in _TOKENIZERS:
                 response = client.post(
                     root + path, json={field: "quiz"}, headers=dict(headers or {})
