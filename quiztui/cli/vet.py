@@ -370,6 +370,10 @@ async def report_work(config: Config, quiz: Quiz) -> LintReport:
     writers and the review desk imported, the quiz's lint. On the event loop's thread, a step at
     a time, so a reply that arrives meanwhile waits for one step, not for all of them."""
     import numpy
+    import numpy.random  # the judge model's intervals (imported by numpy on first use)
+
+    await asyncio.sleep(0)
+    import quiztui.core.judges  # the end's scores (pipeline/vet.VetRun._judge_model)
 
     await asyncio.sleep(0)
     from quiztui.assemble.review_desk import decisions_for
@@ -378,7 +382,7 @@ async def report_work(config: Config, quiz: Quiz) -> LintReport:
     await asyncio.sleep(0)
     from quiztui.assemble.common import lint_report
 
-    del numpy, decisions_for, ReportExtras  # imported here, used after the run
+    del numpy, quiztui, decisions_for, ReportExtras  # imported here, used after the run
     return lint_report(config, quiz)
 
 
