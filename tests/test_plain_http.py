@@ -188,6 +188,26 @@ async def test_a_silent_server_is_a_read_timeout_and_its_connection_dropped() ->
         await transport.aclose()
 
 
+async def test_a_stream_that_stalls_is_a_read_timeout_after_what_came() -> None:
+    async def stall(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: bytes) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n")
+        await writer.drain()
+        await asyncio.sleep(1.0)
+        return False
+
+    async with raw_server(stall) as (url, _, _c):
+        transport = PlainHTTPTransport()
+        got = []
+        async with httpx.AsyncClient(
+            transport=transport, timeout=httpx.Timeout(5.0, read=0.1)
+        ) as client:
+            with pytest.raises(httpx.ReadTimeout):
+                async with client.stream("POST", url + "/v1/x", content=b"{}") as response:
+                    async for piece in response.aiter_raw():
+                        got.append(piece)
+    assert got == [b"ab"]
+
+
 async def test_a_body_left_unread_closes_its_connection() -> None:
     raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n2\r\ncd\r\n0\r\n\r\n"
     async with raw_server(answer(raw)) as (url, _, connections):

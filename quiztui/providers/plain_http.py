@@ -196,10 +196,16 @@ class _Body(httpx.AsyncByteStream):
         try:
             async with asyncio.timeout(None) as deadline:
                 loop = asyncio.get_running_loop()
+                timeout = self._timeout
+                slack = 0.0 if timeout is None else min(1.0, timeout / 10)
+                armed = [-slack - 1.0]
 
                 def arm() -> None:
-                    if self._timeout is not None:
-                        deadline.reschedule(loop.time() + self._timeout)
+                    # The read timeout runs from the last byte; moved forward at most every
+                    # ``slack`` (a timer per read was a tenth of the transport's time).
+                    if timeout is not None and (now := loop.time()) - armed[0] > slack:
+                        deadline.reschedule(now + timeout)
+                        armed[0] = now
 
                 if self._framing == "chunked":
                     while True:
