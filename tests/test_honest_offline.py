@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 from tui_helpers import wait_until
 
@@ -33,8 +34,11 @@ def _keyed_only(tmp_path: Path) -> Path:
 
 
 def test_a_headless_simulated_run_says_what_its_verdicts_are_and_the_step_to_a_real_one(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("QUIZTUI_JUDGE_PROVIDER")  # no judge configured: "auto" falls back
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
     quiz = _keyed_only(tmp_path)
     out = subprocess.run(
         [sys.executable, "-m", "quiztui", "vet", str(quiz), "--no-tui", "--sim-latency", "0"]
@@ -48,6 +52,30 @@ def test_a_headless_simulated_run_says_what_its_verdicts_are_and_the_step_to_a_r
     assert "answers from the quiz's own key, not a model: it cannot find this quiz's errors" in said
     assert "set an API key" in said and "start a local server" in said
     assert "Offline check: quiztui lint bio.json" in said
+    assert said.count("No judge configured") == 1  # fallen back to: none was configured
+
+
+def test_a_simulated_judge_asked_for_is_not_worded_as_a_missing_one(tmp_path: Path) -> None:
+    quiz = _keyed_only(tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-m", "quiztui", "vet", str(quiz), "--no-tui", "--sim-latency", "0"]
+        + [
+            "--judge",
+            "simulated",
+            "--db",
+            str(tmp_path / "runs.db"),
+            "-o",
+            str(tmp_path / "r.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode in (0, 1), out.stderr
+    said = " ".join(out.stderr.split())
+    assert "No judge configured" not in said
+    assert "Simulated judge chosen: the SIMULATED judge answers from the quiz's own key" in said
+    assert "set an API key" in said  # the step to a real judge all the same
 
 
 def test_with_a_truth_file_it_says_the_truth_file_names_the_errors(tmp_path: Path) -> None:

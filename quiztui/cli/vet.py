@@ -191,12 +191,14 @@ async def headless(
     return summary
 
 
-def simulated_state(provider: Any, quiz: Quiz) -> str:
-    """What the SIMULATED judge is and is not, and the one step to a real one (core/figures)."""
+def simulated_state(provider: Any, quiz: Quiz, config: Config | None = None) -> str:
+    """What the SIMULATED judge is and is not, and the one step to a real one (core/figures);
+    worded as chosen when ``config`` names it (``--judge simulated``), not fallen back to."""
     from quiztui.core.figures import QUIZ_KEY, simulated_note
 
     name = Path(quiz.source_path).name if quiz.source_path else "QUIZ"
-    return simulated_note(getattr(provider, "truth_source", QUIZ_KEY), name)
+    chosen = config is not None and config.judge.provider == "simulated"
+    return simulated_note(getattr(provider, "truth_source", QUIZ_KEY), name, chosen=chosen)
 
 
 def resume_hint(run_id: int) -> str:
@@ -301,7 +303,9 @@ def build_vet_app(
         runs=StoreHistory(config.db_path()),
         decisions=StoreDecisionBook(store),
         report=lambda run_id, fmt: _stored_report(config, store, run_id, fmt),
-        simulated_note=simulated_state(runs.provider, quiz) if runs.provider.simulated else "",
+        simulated_note=(
+            simulated_state(runs.provider, quiz, config) if runs.provider.simulated else ""
+        ),
     )
     # A paid judge waits for r, its estimate in the header; a simulated one starts at once.
     autorun = runs.provider.simulated or autostart or config.ui.autostart
@@ -441,7 +445,7 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
             return 0
         if runs.provider.simulated or answers:
             print(f"quiztui: judging with the {runs.provider.label}", file=sys.stderr)
-            print(f"quiztui: {simulated_state(runs.provider, quiz)}", file=sys.stderr)
+            print(f"quiztui: {simulated_state(runs.provider, quiz, config)}", file=sys.stderr)
         # The report's lint and modules need no model: they are made once the first requests are
         # on the wire, on the event loop's own thread while it has nothing to do but wait for
         # the judge (a thread beside it would hold the GIL whenever a reply arrives).

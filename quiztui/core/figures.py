@@ -135,10 +135,11 @@ def simulated_rates_text(tpr: float, tnr: float) -> str:
     )
 
 
-def simulated_note(truth_source: str, quiz: str = "QUIZ") -> str:
+def simulated_note(truth_source: str, quiz: str = "QUIZ", *, chosen: bool = False) -> str:
     """What the SIMULATED state means, said plainly where it is shown (TUI, headless stderr):
     where its verdicts come from, what it cannot do, the one step to a real judge and the
-    offline check."""
+    offline check. ``chosen``: the simulated judge was asked for (``--judge simulated`` or
+    ``judge.provider``), not fallen back to for want of a configured one."""
     if truth_source == TRUTH_FILE:
         origin = (
             "answers from the quiz's truth file, not a model: it finds only the errors that"
@@ -146,8 +147,9 @@ def simulated_note(truth_source: str, quiz: str = "QUIZ") -> str:
         )
     else:
         origin = "answers from the quiz's own key, not a model: it cannot find this quiz's errors"
+    why = "Simulated judge chosen" if chosen else "No judge configured"
     return (
-        f"No judge configured: the SIMULATED judge {origin}. Real judge: set an API key"
+        f"{why}: the SIMULATED judge {origin}. Real judge: set an API key"
         " (OPENAI_API_KEY and --model MODEL) or start a local server (Ollama is found by"
         f" itself). Offline check: quiztui lint {quiz}"
     )
