@@ -346,3 +346,36 @@ async def test_the_header_shows_unsaved_edits_until_they_are_saved(
             assert "unsaved" not in header()
     finally:
         store.close()
+
+
+def test_apply_fixes_reads_a_sheet_with_the_columns_the_run_read_it_with(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fix decided on a sheet read with ``--columns`` is written by ``apply-fixes --columns``:
+    only the answer cell of that row changes. Without the roles the sheet is not read at all
+    (its headers name no question), and nothing is written."""
+    from quiztui.config import load_config
+    from quiztui.core.decisions import FIX, make_decision
+
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text(SHEET, encoding="utf-8")
+    report = tmp_path / "r.json"
+    argv = ["vet", str(sheet), "--columns", SHEET_COLUMNS, "--no-tui", "-o", str(report)]
+    assert main(argv) in (0, 1)
+    run_id = json.loads(report.read_text())["run_id"]
+    first = load_quiz(
+        sheet,
+        columns={
+            "question": ("Prompt",),
+            "options": ("opt1", "opt2", "opt3"),
+            "answer": ("Right",),
+        },
+    ).questions[0]
+    with Store(load_config().db_path()) as store:
+        store.decisions.record(make_decision(first, FIX, option=2, run_id=run_id), "h")
+    capsys.readouterr()
+    assert main(["apply-fixes", str(run_id)]) == 2  # the sheet's roles unknown: not read
+    assert sheet.read_text(encoding="utf-8") == SHEET
+    assert main(["apply-fixes", str(run_id), "--columns", SHEET_COLUMNS]) == 0
+    assert "wrote 1 fixed key(s)" in capsys.readouterr().err
+    assert sheet.read_text(encoding="utf-8") == SHEET.replace("5,B,easy", "5,C,easy")

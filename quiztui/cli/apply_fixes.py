@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from quiztui.cli._args import Parents, help_for
+from quiztui.cli._args import COLUMNS_HELP, Parents, help_for
 from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
 from quiztui.errors import QuiztuiError
@@ -45,15 +45,20 @@ def register(sub: Any, parents: Parents) -> None:
     p.add_argument("quiz", nargs="?", type=Path, help="the quiz file (default: the run's own)")
     p.add_argument("--dry-run", action="store_true", help="list the fixes, write nothing")
     p.add_argument("--db", type=Path, help="SQLite run store")
+    p.add_argument(
+        "--columns", metavar="ROLE=NAME,...", help=COLUMNS_HELP + " (as the run read the file)"
+    )
 
 
 def cmd_apply_fixes(config: Config, args: argparse.Namespace) -> int:
     from quiztui.assemble.review_desk import apply_fixes, decisions_for
+    from quiztui.cli._quiz import quiz_columns
     from quiztui.core.decisions import option_letter, pending_fixes
     from quiztui.formats import load_quiz
     from quiztui.formats.bank_io import load_bank
     from quiztui.store import Store
 
+    columns = quiz_columns(config, args.columns)  # a CSV's roles, as the run read them
     db = config.db_path()
     if not Path(db).is_file():
         raise QuiztuiError(f"{db}: no run store here (run `quiztui vet` first, or pass --db)")
@@ -64,7 +69,8 @@ def cmd_apply_fixes(config: Config, args: argparse.Namespace) -> int:
             raise QuiztuiError(f"run {args.run_id} has no quiz path; pass the quiz file")
         if not path.is_file():
             raise QuiztuiError(f"{path}: the quiz file of run {args.run_id} is not there")
-        quiz = load_quiz(path, strict=False)  # the questions as the vet screen reads them
+        # the questions as the vet screen reads them
+        quiz = load_quiz(path, strict=False, columns=columns)
         decisions = decisions_for(store, quiz)
     fixes = pending_fixes(quiz, decisions)
     if not fixes:
@@ -85,7 +91,7 @@ def cmd_apply_fixes(config: Config, args: argparse.Namespace) -> int:
     if args.dry_run:
         print(f"quiztui: {len(fixes)} fix(es) not written (--dry-run)", file=sys.stderr)
         return 0
-    bank = load_bank(path, strict=False)  # skipped items keep their bytes
+    bank = load_bank(path, strict=False, columns=columns)  # skipped items keep their bytes
     try:
         applied = apply_fixes(bank, quiz, decisions)
     except OSError as exc:
