@@ -34,22 +34,24 @@ def dev_data_dir() -> Path | None:
     return None
 
 
-def _text(path: Path) -> str:
+def csv_rows(path: Path) -> list[dict[str, str]]:
+    """The rows of one of the data's CSV files: UTF-8 or Mac Roman (mmlu_moral_scenarios.csv is
+    Mac Roman: SOURCE.txt), ';'- or ','-delimited (whichever the header holds more of)."""
     raw = path.read_bytes()
     try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:  # mmlu_moral_scenarios.csv is Mac Roman (SOURCE.txt)
-        return raw.decode("mac_roman")
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = raw.decode("mac_roman")
+    header = text.split("\n", 1)[0]
+    sep = ";" if header.count(";") > header.count(",") else ","
+    return list(csv.DictReader(io.StringIO(text, newline=""), delimiter=sep))
 
 
 def label_rows(folder: Path) -> list[dict[str, str]]:
     """Every labelled question (question, choices, answer, error_type, subject), in file order."""
     rows = []
     for path in sorted((folder / "labels").glob("mmlu_*.csv")):
-        text = _text(path)
-        header = text.split("\n", 1)[0]
-        sep = ";" if header.count(";") > header.count(",") else ","
-        for row in csv.DictReader(io.StringIO(text, newline=""), delimiter=sep):
+        for row in csv_rows(path):
             rows.append(
                 {
                     "question": row["question"],

@@ -12,8 +12,6 @@ that measure on it; the data never enter the repository.
 from __future__ import annotations
 
 import ast
-import csv
-import io
 import os
 import re
 from dataclasses import dataclass
@@ -23,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from quiztui.core.judges import Observations
+from quiztui.testing.dev_data import csv_rows
 
 ENV = "QUIZTUI_REAL_EXAM"
 
@@ -41,17 +40,6 @@ def default_path() -> Path | None:
 
 def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
-
-
-def _read(path: Path) -> list[dict[str, str]]:
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = raw.decode("mac_roman")
-    first = text.split("\n", 1)[0]
-    delimiter = ";" if first.count(";") > first.count(",") else ","
-    return list(csv.DictReader(io.StringIO(text), delimiter=delimiter))
 
 
 @dataclass(frozen=True)
@@ -95,7 +83,7 @@ def load(path: Path) -> RealExam:
         answer_file = path / "answers" / f"{subject}.csv"
         if not answer_file.exists():
             continue
-        answers = _read(answer_file)
+        answers = csv_rows(answer_file)
         if not answers:
             continue
         these = tuple(c for c in answers[0] if c not in ("question", "choices"))
@@ -106,7 +94,7 @@ def load(path: Path) -> RealExam:
         for row in answers:
             ch = tuple(_norm(c) for c in ast.literal_eval(row["choices"]))
             index[(_norm(row["question"]), ch)] = (ch, row)
-        for row in _read(label_file):
+        for row in csv_rows(label_file):
             ch = tuple(_norm(c) for c in ast.literal_eval(row["choices"]))
             hit = index.get((_norm(row["question"]), ch))
             if hit is None:
