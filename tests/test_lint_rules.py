@@ -225,6 +225,37 @@ def test_json_lint_ignore_field(
     assert found(body) == {("q3", "L106")} and len(body["suppressed"]) == 2
 
 
+@pytest.mark.parametrize("target", ["quiz.gift", "quiz.json", "quiz.jsonl"])
+def test_lint_ignore_travels_through_convert(
+    target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A JSON item's ``lint_ignore`` is written as GIFT's ``// quiztui: ignore`` line, or kept
+    as the field, so the converted quiz lints as the original did."""
+    items = [
+        {
+            "question": "Which of these cities is not in Italy?",
+            "responses": ["Rome", "Madrid", "Milan"],
+            "correct": "Madrid",
+            "lint_ignore": ["L106", "style"],
+        },
+        {
+            "question": "Which river is not in Africa?",
+            "responses": ["Danube", "Nile", "Congo"],
+            "correct": "Danube",
+        },
+    ]
+    source = tmp_path / "source.json"
+    source.write_text(json.dumps(items, indent=1))
+    out = tmp_path / target
+    assert main(["convert", str(source), str(out)]) == 0
+    if target.endswith(".gift"):
+        assert "// quiztui: ignore L106 style\n" in out.read_text(encoding="utf-8")
+    assert [q.lint_ignore for q in load_quiz(out).questions] == [("L106", "style"), ()]
+    capsys.readouterr()
+    body = lint_json(capsys, str(out), "--select", "all")
+    assert found(body) == {("q2", "L106")} and len(body["suppressed"]) == 1
+
+
 def test_json_lint_ignore_of_the_wrong_kind_is_a_load_error(tmp_path: Path) -> None:
     path = tmp_path / "quiz.jsonl"
     rows = [

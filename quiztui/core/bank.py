@@ -645,6 +645,9 @@ def question_item(question: Question) -> Item:
         )
         kind = "multichoice"
     details = [("difficulty", question.difficulty), ("context", question.context)]
+    # The lint rules the question accepts travel as GIFT's own ``// quiztui: ignore`` line, which
+    # the GIFT writer keeps and the JSON writers read back (``bank_quiz``).
+    ignore = " ".join(question.lint_ignore)
     return Item(
         type=kind,
         stem=Text(question.text, "plain"),
@@ -653,4 +656,5 @@ def question_item(question: Question) -> Item:
         extra=tuple((k, v) for k, v in details if v),
         metadata=question.metadata,
         line=question.source_line,
+        comments=(f"// {ANNOTATION_PREFIX}: ignore {ignore}",) if ignore else (),
     )

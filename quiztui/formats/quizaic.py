@@ -17,7 +17,14 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from quiztui.core.bank import Bank, Item, flat, refuse_annotations, why_not_judged
+from quiztui.core.bank import (
+    Bank,
+    Item,
+    flat,
+    lint_ignore_of,
+    refuse_annotations,
+    why_not_judged,
+)
 from quiztui.core.quiz import Quiz
 from quiztui.errors import QuiztuiError
 from quiztui.formats import _dataset
@@ -223,6 +230,9 @@ def item_object(item: Item, base: dict[str, Any] | None = None) -> dict[str, Any
             value = item.extra_value(name)
             if value:
                 obj[name] = value
+        ignore = lint_ignore_of(item.comments)  # GIFT's ``// quiztui: ignore`` line, or ours
+        if ignore:
+            obj[LINT_IGNORE] = list(ignore)
     return obj
 
 
