@@ -329,3 +329,52 @@ def test_the_dev_data_joins_and_every_model_judges(tmp_path: Path) -> None:
     assert unusable and all(a.reason for a in unusable)
     assert any(n.endswith("quiz questions have no recorded answer (unjudged): " + n.split(": ", 1)[1])
                for n in read.notes)  # fmt: skip
+
+
+def test_vet_from_answers_in_the_tui_starts_at_once_and_shows_the_recorded_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``quiztui vet QUIZ --answers FILE --answers-model NAME`` opens the vet screen and judges
+    at once (nothing to pay): the header names the recorded judge, not SIMULATED, the run makes
+    no request, and the keys the model contradicts end poor with its pick suggested."""
+    import asyncio
+
+    from tui_helpers import settled, wait_until
+
+    from quiztui.tui.app import QuiztuiApp
+    from quiztui.tui.widgets.header import RunHeader
+
+    quiz = write_quiz(tmp_path)
+    answers = panel_answers(tmp_path)
+    seen: dict[str, object] = {}
+
+    async def drive(app: QuiztuiApp) -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = app.vet_screen
+            await wait_until(pilot, lambda: screen.state.summary is not None, what="the run")
+            await settled(pilot)
+            summary = screen.state.summary
+            assert summary is not None
+            seen["header"] = screen.query_one(RunHeader).render_line(0).text
+            seen["requests"] = summary.requests
+            seen["badges"] = {q.question_id: q.badge.value for q in summary.questions}
+            seen["verdicts"] = {q.question_id: q.verdicts for q in summary.questions}
+            seen["label"] = summary.judge_label
+
+    monkeypatch.setattr(QuiztuiApp, "run", lambda self, **_: asyncio.run(drive(self)))
+    argv = ["vet", str(quiz), "--answers", str(answers), "--answers-model", "always-d"]
+    assert main(argv) == 0
+    assert str(seen["label"]).startswith("recorded answers of always-d")
+    assert "recorded answers of always-d" in str(seen["header"])
+    assert "SIMULATED" not in str(seen["header"])
+    assert seen["requests"] == 0
+    # always-d picked D everywhere ("To" for q3 names no option): the same verdicts as headless
+    assert seen["verdicts"] == {
+        "q1": (False, False, False, True),
+        "q2": (False, False, False, True),
+        "q3": (None, None, None, None),
+        "q4": (False, False, False, True),
+    }
+    badges = seen["badges"]
+    assert isinstance(badges, dict) and badges["q4"] == "good"  # its pick is the key: D
+    assert badges["q1"] != "good" and badges["q2"] != "good"  # it picked D against the key
