@@ -28,6 +28,7 @@ from quiztui.testing.fake_openai import (
     _chunk,
     _close_gracefully,
     _head,
+    _until,
     approx_tokens,
 )
 
@@ -233,12 +234,15 @@ class NativeFake(FakeOpenAI):
         base |= {"ids": tuple(asked), "prompt_tokens": sum(map(approx_tokens, call.contents))}
         fault = self._next_fault()
         base["fault"] = fault
-        if self.latency > 0:
-            await asyncio.sleep(self.latency)
+        # ``latency`` is the reply's whole time (as in fake_openai): the oracle's work is done
+        # inside it, and the wait is what is left.
+        due = asyncio.get_running_loop().time() + self.latency
         error = self._fault_error(fault)
         if error is not None:
+            await _until(due)
             raise error
         if fault == "drop":
+            await _until(due)
             self._record(**base, status=None)
             writer.transport.abort()
             return False
@@ -249,6 +253,7 @@ class NativeFake(FakeOpenAI):
         elif content == CONTENT_FILTERED:
             content, finish = "", "content_filter"
         base["completion_tokens"] = approx_tokens(content)
+        await _until(due)
         self._record(**base, status=200, faulted_ids=faulted)
         reply = ChatReply(
             content,
