@@ -7,6 +7,7 @@ once: the package's byte code (before they start) and the built wheel (``built_w
 from __future__ import annotations
 
 import compileall
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,6 +21,20 @@ from quiztui.log import teardown_logging
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENAI_BASE_URL")
+# Set by `make fuzz`: the generated-bank round trips then run their full number of examples.
+FUZZING = bool(os.environ.get("QUIZTUI_FUZZ_EXAMPLES"))
+
+
+def fuzz_examples(full: int) -> int:
+    """``max_examples`` for a Hypothesis round trip marked ``fuzz``: ``full`` under ``make fuzz``
+    (``QUIZTUI_FUZZ_EXAMPLES`` set), a third of it in ``make test``."""
+    return full if FUZZING else max(1, full // 3)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "fuzz: a Hypothesis round trip that `make fuzz` runs at its full length"
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
