@@ -41,9 +41,53 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Byte-compile the package once, before any worker starts: the hundreds of quiztui processes
     the tests run then import it as an installed wheel would, instead of each compiling every
-    module again (PYTHONDONTWRITEBYTECODE keeps an import from writing its byte code)."""
+    module again (PYTHONDONTWRITEBYTECODE keeps an import from writing its byte code). The test
+    modules' assert-rewritten byte code likewise (``_rewrite_test_modules``)."""
     if not hasattr(session.config, "workerinput"):  # the controller, or a run without xdist
         compileall.compile_dir(REPO / "quiztui", quiet=1)
+        if session.config.pluginmanager.has_plugin("xdist") and session.config.getoption(
+            "numprocesses", None
+        ):
+            _rewrite_test_modules(session.config)
+
+
+_REWRITE_CONFIG: list[pytest.Config] = []  # the controller's config, inherited by the fork
+
+
+def _rewrite_one(path: Path) -> None:
+    from _pytest.assertion.rewrite import (
+        PYC_TAIL,
+        _read_pyc,
+        _rewrite_test,
+        _write_pyc,
+        assertstate_key,
+        get_cache_dir,
+    )
+
+    (config,) = _REWRITE_CONFIG
+    pyc = get_cache_dir(path) / (path.name[:-3] + PYC_TAIL)
+    if _read_pyc(path, pyc) is None:
+        source_stat, code = _rewrite_test(path, config)
+        pyc.parent.mkdir(exist_ok=True)
+        _write_pyc(config.stash[assertstate_key], code, source_stat, pyc)
+
+
+def _rewrite_test_modules(config: pytest.Config) -> None:
+    """Rewrite the asserts of every test module once, in two forked processes, into the pyc that
+    pytest's import hook reads (``tests/__pycache__/*-pytest-*.pyc``), before the xdist workers
+    start. PYTHONDONTWRITEBYTECODE keeps pytest from writing it, so without this each worker
+    rewrote all of them at collection (about 7 s of CPU each). Best effort: pytest's private
+    helpers; if they move, the workers rewrite as before."""
+    import multiprocessing
+
+    try:
+        from _pytest.assertion.rewrite import _rewrite_test  # noqa: F401
+    except ImportError:
+        return
+    paths = sorted(REPO.joinpath("tests").glob("test_*.py")) + [REPO / "tests" / "conftest.py"]
+    _REWRITE_CONFIG[:] = [config]
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        pool.map(_rewrite_one, paths)
 
 
 @pytest.fixture(scope="session")
