@@ -14,9 +14,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import textual.constants as textual_constants
 from filelock import FileLock
 
 from quiztui.log import teardown_logging
+
+# Textual's animations (a tab's underline sliding, a smooth scroll) run for up to half a second
+# after a key, and a Pilot key press waits for the app to be idle, so each one waited them out.
+# The tests check where things end up, never the frames between: the apps they start in this
+# process do not animate (as TEXTUAL_ANIMATIONS=none would; pytest-textual-snapshot has imported
+# textual before this file, so the constant is set here). Real `quiztui` processes still animate.
+textual_constants.TEXTUAL_ANIMATIONS = "none"
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
