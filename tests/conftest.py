@@ -74,10 +74,13 @@ def _rewrite_one(path: Path) -> None:
 
     (config,) = _REWRITE_CONFIG
     pyc = get_cache_dir(path) / (path.name[:-3] + PYC_TAIL)
-    if _read_pyc(path, pyc) is None:
-        source_stat, code = _rewrite_test(path, config)
-        pyc.parent.mkdir(exist_ok=True)
-        _write_pyc(config.stash[assertstate_key], code, source_stat, pyc)
+    try:
+        if _read_pyc(path, pyc) is None:
+            source_stat, code = _rewrite_test(path, config)
+            pyc.parent.mkdir(exist_ok=True)
+            _write_pyc(config.stash[assertstate_key], code, source_stat, pyc)
+    except Exception:  # a syntax error, a read-only tree: the worker's collection says it
+        return
 
 
 def _rewrite_test_modules(config: pytest.Config) -> None:
