@@ -7,28 +7,98 @@ once: the package's byte code (before they start) and the built wheel (``built_w
 from __future__ import annotations
 
 import compileall
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import textual.constants as textual_constants
 from filelock import FileLock
 
 from quiztui.log import teardown_logging
 
+# Textual's animations (a tab's underline sliding, a smooth scroll) run for up to half a second
+# after a key, and a Pilot key press waits for the app to be idle, so each one waited them out.
+# The tests check where things end up, never the frames between: the apps they start in this
+# process do not animate (as TEXTUAL_ANIMATIONS=none would; pytest-textual-snapshot has imported
+# textual before this file, so the constant is set here). Real `quiztui` processes still animate.
+textual_constants.TEXTUAL_ANIMATIONS = "none"
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENAI_BASE_URL")
+# Set by `make fuzz`: the generated-bank round trips then run their full number of examples.
+FUZZING = bool(os.environ.get("QUIZTUI_FUZZ_EXAMPLES"))
+
+
+def fuzz_examples(full: int) -> int:
+    """``max_examples`` for a Hypothesis round trip marked ``fuzz``: ``full`` under ``make fuzz``
+    (``QUIZTUI_FUZZ_EXAMPLES`` set), a third of it in ``make test``."""
+    return full if FUZZING else max(1, full // 3)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "fuzz: a Hypothesis round trip that `make fuzz` runs at its full length"
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Byte-compile the package once, before any worker starts: the hundreds of quiztui processes
     the tests run then import it as an installed wheel would, instead of each compiling every
-    module again (PYTHONDONTWRITEBYTECODE keeps an import from writing its byte code)."""
+    module again (PYTHONDONTWRITEBYTECODE keeps an import from writing its byte code). The test
+    modules' assert-rewritten byte code likewise (``_rewrite_test_modules``)."""
     if not hasattr(session.config, "workerinput"):  # the controller, or a run without xdist
         compileall.compile_dir(REPO / "quiztui", quiet=1)
+        if session.config.pluginmanager.has_plugin("xdist") and session.config.getoption(
+            "numprocesses", None
+        ):
+            _rewrite_test_modules(session.config)
+
+
+_REWRITE_CONFIG: list[pytest.Config] = []  # the controller's config, inherited by the fork
+
+
+def _rewrite_one(path: Path) -> None:
+    from _pytest.assertion.rewrite import (
+        PYC_TAIL,
+        _read_pyc,
+        _rewrite_test,
+        _write_pyc,
+        assertstate_key,
+        get_cache_dir,
+    )
+
+    (config,) = _REWRITE_CONFIG
+    pyc = get_cache_dir(path) / (path.name[:-3] + PYC_TAIL)
+    try:
+        if _read_pyc(path, pyc) is None:
+            source_stat, code = _rewrite_test(path, config)
+            pyc.parent.mkdir(exist_ok=True)
+            _write_pyc(config.stash[assertstate_key], code, source_stat, pyc)
+    except Exception:  # a syntax error, a read-only tree: the worker's collection says it
+        return
+
+
+def _rewrite_test_modules(config: pytest.Config) -> None:
+    """Rewrite the asserts of every test module once, in two forked processes, into the pyc that
+    pytest's import hook reads (``tests/__pycache__/*-pytest-*.pyc``), before the xdist workers
+    start. PYTHONDONTWRITEBYTECODE keeps pytest from writing it, so without this each worker
+    rewrote all of them at collection (about 7 s of CPU each). Best effort: pytest's private
+    helpers; if they move, the workers rewrite as before."""
+    import multiprocessing
+
+    try:
+        from _pytest.assertion.rewrite import _rewrite_test  # noqa: F401
+    except ImportError:
+        return
+    paths = sorted(REPO.joinpath("tests").glob("test_*.py")) + [REPO / "tests" / "conftest.py"]
+    _REWRITE_CONFIG[:] = [config]
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        pool.map(_rewrite_one, paths)
 
 
 @pytest.fixture(scope="session")

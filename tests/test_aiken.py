@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import fuzz_examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -228,11 +229,16 @@ def aiken_items(draw: st.DrawFn) -> Item:
     return draw(st.just(item).filter(lambda i: aiken.unsupported(i) is None))
 
 
+@pytest.mark.fuzz
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=fuzz_examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(st.lists(aiken_items(), min_size=1, max_size=5))
 def test_generated_banks_round_trip(items: list[Item]) -> None:
+    """Generated Aiken banks write, parse back and splice unchanged:
+    50 examples in ``make test``, the full 150 in ``make fuzz`` (``conftest.fuzz_examples``)."""
     written = aiken.write_bank(Bank(tuple(items), format="aiken", title="t"))
     bank = parse(written)
     assert [i.content() for i in bank.items] == items

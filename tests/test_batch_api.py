@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import quiztui_main
 from conftest import REPO
 from pipeline_helpers import collect, make_quiz
 
@@ -290,9 +291,9 @@ def test_cli_batch_run_reports_like_an_online_run(tmp_path: Path, api: str) -> N
         online_env = env | {"QUIZTUI_JUDGE_PROVIDER": "openai-compat"}
         with FakeOpenAI(truth_from_quiz(quiz), **ORACLE) as online_server:
             online_env["QUIZTUI_JUDGE_BASE_URL"] = online_server.base_url
-            ref = quiztui(
-                online_env, "vet", str(SAMPLE), "--no-tui", "--db", str(tmp_path / "o.db"),
-                "--format", "json",
+            ref = quiztui_main(  # the online reference: in this process
+                "vet", str(SAMPLE), "--no-tui", "--db", str(tmp_path / "o.db"), "--format", "json",
+                env=online_env,
             )  # fmt: skip
     assert "Traceback" not in out.stderr
     report, reference = json.loads(out.stdout), json.loads(ref.stdout)
@@ -329,7 +330,7 @@ def test_cli_submit_then_collect_later_and_runs_lists_the_pending_batch(
         assert out.returncode == 3, out.stderr
         assert "Traceback" not in out.stderr and "--resume 1" in out.stderr
         (batch_id,) = pending_batch_ids(db)
-        runs = quiztui(env, "runs", "--db", str(db))
+        runs = quiztui_main("runs", "--db", str(db), env=env)
         assert runs.returncode == 0, runs.stderr
         assert "pending provider batches (1)" in runs.stdout and batch_id in runs.stdout
         assert "batch-pending" in runs.stdout  # the run's status
@@ -342,7 +343,9 @@ def test_cli_submit_then_collect_later_and_runs_lists_the_pending_batch(
         report = json.loads(again.stdout)
         assert report["judged"] == sum(q.n for q in quiz.questions) and report["unjudged"] == 0
         assert pending_batch_ids(db) == []
-        assert "pending provider batches" not in quiztui(env, "runs", "--db", str(db)).stdout
+        assert (
+            "pending provider batches" not in quiztui_main("runs", "--db", str(db), env=env).stdout
+        )
 
 
 def test_cli_killed_after_submit_resumes_without_resubmitting(tmp_path: Path) -> None:
@@ -384,7 +387,7 @@ def wait_for(condition: Callable[[], bool], seconds: float = 60.0) -> None:
 @pytest.mark.parametrize("judge", ["simulated", "gemini"])
 def test_batch_mode_without_a_batch_api_is_a_clear_config_error(judge: str) -> None:
     env = {**os.environ, "QUIZTUI_JUDGE_PROVIDER": judge, "QUIZTUI_JUDGE_MODEL": "m"}
-    out = quiztui(env, "vet", str(SAMPLE), "--batch-api", "--no-tui")
+    out = quiztui_main("vet", str(SAMPLE), "--batch-api", "--no-tui", env=env)
     assert out.returncode == 2
     assert "batch mode needs" in out.stderr and "Traceback" not in out.stderr
     with pytest.raises(ConfigError, match=f"judge.provider is {judge}"):

@@ -172,22 +172,29 @@ def test_all_good_quiz_exits_zero(tmp_path: Path) -> None:
     assert "| q1 |" in out.stdout and "good 5" in out.stdout
 
 
-def test_config_init_locate_and_env_override(tmp_path: Path) -> None:
+def test_config_init_locate_and_env_override(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     cfg = tmp_path / "conf" / "config.toml"
     out = run_cli("config", "init", "--config", str(cfg))
     assert out.returncode == 0 and cfg.exists()
     text = cfg.read_text()
     assert "# assertions per request" in text and "batch_size = 20" in text
-    assert run_cli("config", "init", "--config", str(cfg)).returncode == 2  # no silent overwrite
-    shown = run_cli("config", "show", "--config", str(cfg), env={"QUIZTUI_VET_BATCH_SIZE": "7"})
+    # The same commands again through main() here: the process is shown above.
+    again = run_main(capsys, "config", "init", "--config", str(cfg))
+    assert again.returncode == 2  # no silent overwrite
+    monkeypatch.setenv("QUIZTUI_VET_BATCH_SIZE", "7")
+    shown = run_main(capsys, "config", "show", "--config", str(cfg))
     assert "batch_size = 7" in shown.stdout
+    monkeypatch.delenv("QUIZTUI_VET_BATCH_SIZE")
     db = run_cli("locate", "db")
     assert db.returncode == 0 and db.stdout.strip().endswith("quiztui.db")
     assert os.environ["QUIZTUI_DATA_DIR"] in db.stdout
 
 
-def test_runs_lists_a_finished_run() -> None:
-    run_cli("vet", str(SAMPLES / "planted_errors.json"), "--no-tui", "--sim-latency", "0")
+def test_runs_lists_a_finished_run(capsys: pytest.CaptureFixture[str]) -> None:
+    ran = run_main(capsys, "vet", str(SAMPLES / "planted_errors.json"), "--no-tui")
+    assert ran.returncode == 1, ran.stderr  # the planted errors are flagged
     out = run_cli("runs")
     assert out.returncode == 0
     assert "planted_errors" in out.stdout and "finished" in out.stdout

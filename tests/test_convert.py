@@ -1,6 +1,7 @@
 """``quiztui convert``: every format to every format, exit codes, --annotate, in-place saves.
 
-Real processes for the exit codes (U6), real files everywhere.
+Real processes for the exit codes (U6), real files everywhere: each test's first command runs as
+a real process, the ones after it through ``main()`` in-process (``cli_helpers.quiztui_main``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from itertools import permutations
 from pathlib import Path
 
 import pytest
+from cli_helpers import quiztui_main
 
 from quiztui.cli import main
 from quiztui.core.bank import apply_edit, bank_quiz
@@ -78,7 +80,7 @@ def test_aiken_holds_multiple_choice_and_leaves_true_false_out(tmp_path: Path) -
     assert strict.returncode == 2
     assert "cannot be written as aiken" in strict.stderr
     assert "Traceback" not in strict.stderr and not out.exists()
-    result = run("convert", str(OPENTDB), str(out))
+    result = quiztui_main("convert", str(OPENTDB), str(out))
     assert result.returncode == 0, result.stderr
     source = load_quiz(OPENTDB)
     kept = [q for q in source.questions if q.kind == "multiple"]
@@ -89,7 +91,7 @@ def test_aiken_holds_multiple_choice_and_leaves_true_false_out(tmp_path: Path) -
     )
     assert f"left out {OPENTDB}:" in result.stderr and "(truefalse): Aiken holds" in result.stderr
     assert [q.text for q in load_quiz(out).questions] == [q.text for q in kept]
-    dropped = run("convert", str(OPENTDB), str(out), "--drop-unsupported")  # the old flag
+    dropped = quiztui_main("convert", str(OPENTDB), str(out), "--drop-unsupported")  # the old flag
     assert dropped.returncode == 0 and dropped.stderr == result.stderr
 
 
@@ -116,7 +118,7 @@ def test_types_not_judged_survive_gift_to_xml_to_gift(tmp_path: Path) -> None:
     result = run("convert", str(gift), str(tmp_path / "flat.csv"))
     assert result.returncode == 0
     assert f"left out {gift}:7: item 3 (essay): essay" in result.stderr
-    strict = run("convert", str(gift), str(tmp_path / "flat2.csv"), "--strict")
+    strict = quiztui_main("convert", str(gift), str(tmp_path / "flat2.csv"), "--strict")
     assert strict.returncode == 2 and f"{gift}:7: item 3 (essay)" in strict.stderr
 
 
@@ -128,9 +130,9 @@ def test_bad_input_exits_2_with_file_line_and_no_traceback(tmp_path: Path) -> No
     assert f"{broken}: line 4" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "out.gift").exists()
-    unknown = run("convert", str(PLANTED), str(tmp_path / "out.docx"))
+    unknown = quiztui_main("convert", str(PLANTED), str(tmp_path / "out.docx"))
     assert unknown.returncode == 2 and "--to" in unknown.stderr
-    same = run("convert", str(PLANTED), str(PLANTED))
+    same = quiztui_main("convert", str(PLANTED), str(PLANTED))
     assert same.returncode == 2 and "overwrite the input" in same.stderr
 
 
@@ -144,13 +146,15 @@ def test_annotate_writes_the_newest_vet_run_as_gift_comments_and_xml_tags(
     no_run = run("convert", str(quiz), str(tmp_path / "a.gift"), "--annotate", "--db", str(db))
     assert no_run.returncode == 2 and "no finished vet run" in no_run.stderr
     report = tmp_path / "report.json"
-    vet = run("vet", str(quiz), "--no-tui", "--db", str(db), "--format", "json", "-o", str(report))
+    vet = quiztui_main(
+        "vet", str(quiz), "--no-tui", "--db", str(db), "--format", "json", "-o", str(report)
+    )
     assert vet.returncode in (0, 1), vet.stderr
     badges = {q["question_id"]: q["badge"] for q in json.loads(report.read_text())["questions"]}
     gift = tmp_path / "a.gift"
     xml = tmp_path / "a.xml"
     for out in (gift, xml):
-        done = run("convert", str(quiz), str(out), "--annotate", "--db", str(db))
+        done = quiztui_main("convert", str(quiz), str(out), "--annotate", "--db", str(db))
         assert done.returncode == 0, done.stderr
     text = gift.read_text()
     assert text.count("// quiztui: badge=") == 12
@@ -160,7 +164,9 @@ def test_annotate_writes_the_newest_vet_run_as_gift_comments_and_xml_tags(
     xml_text = xml.read_text()
     assert xml_text.count("<text>quiztui:badge=") == 12
     assert judged(xml) == judged(quiz)
-    aiken = run("convert", str(quiz), str(tmp_path / "a.aiken"), "--annotate", "--db", str(db))
+    aiken = quiztui_main(
+        "convert", str(quiz), str(tmp_path / "a.aiken"), "--annotate", "--db", str(db)
+    )
     assert aiken.returncode == 2 and "annotations" in aiken.stderr
 
 
@@ -190,16 +196,16 @@ def test_saving_one_edit_changes_only_that_question(fmt: str, tmp_path: Path) ->
 
 def test_convert_fail_on_lints_the_converted_quiz(tmp_path: Path) -> None:
     planted = REPO / "sample_quizzes" / "lint_planted.json"
-    clean = run("convert", str(PLANTED), str(tmp_path / "a.gift"), "--fail-on", "error")
-    assert clean.returncode == 0, clean.stderr
     flagged = run("convert", str(planted), str(tmp_path / "b.gift"), "--fail-on", "warning")
     assert flagged.returncode == 1
     # The default selection (correctness): L103, not the style guideline L105.
     assert "quiztui: lint " in flagged.stderr and "L103" in flagged.stderr
     assert "L105" not in flagged.stderr
     assert (tmp_path / "b.gift").exists()  # written all the same
-    default = run("convert", str(planted), str(tmp_path / "c.gift"))
+    default = quiztui_main("convert", str(planted), str(tmp_path / "c.gift"))
     assert default.returncode == 0 and "quiztui: lint" not in default.stderr
+    clean = quiztui_main("convert", str(PLANTED), str(tmp_path / "a.gift"), "--fail-on", "error")
+    assert clean.returncode == 0, clean.stderr
 
 
 @pytest.mark.parametrize("fmt", ["gift", "aiken", "moodle_xml"])

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import quiztui_main
 from test_review_desk_tui import QUIZ, RIGHT_STAR, decide, judge_config, open_app, run_once, truth
 from textual.widgets import Input, Static
 from tui_helpers import settled, wait_until
@@ -247,7 +248,8 @@ def test_a_truth_file_that_no_longer_fits_warns_and_never_refuses_the_quiz(
     else:
         quiz = MISMATCH / f"{name}.json"
     args = [command, str(quiz)] + (["--no-tui", "--sim-latency", "0"] if command == "vet" else [])
-    out = quiztui(*args)
+    # The reworded truth in a real process (lint and vet); the other cases through main() here.
+    out = quiztui(*args) if name == "reworded" else quiztui_main(*args)
     assert out.returncode != 2, out.stderr
     assert "Traceback" not in out.stderr
     warnings = [line for line in out.stderr.splitlines() if "warning:" in line]

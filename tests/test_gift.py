@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import fuzz_examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -555,9 +556,12 @@ def _as_gift_reads(items: list[Item]) -> list[Item]:
     return out
 
 
-@settings(max_examples=150, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=fuzz_examples(150), deadline=None)
 @given(st.lists(_items(), min_size=1, max_size=6))
 def test_generated_banks_round_trip(items: list[Item]) -> None:
+    """Generated GIFT banks write and parse back unchanged:
+    50 examples in ``make test``, the full 150 in ``make fuzz`` (``conftest.fuzz_examples``)."""
     for item in items:
         assert gift.unsupported(item, cloze_extension=True) is None, item
     bank = Bank(items=tuple(items), format="gift", title="generated")

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import quiztui_main
 from conftest import REPO
 
 from quiztui.cli import main
@@ -409,11 +410,15 @@ def test_exit_codes(tmp_path: Path) -> None:
     assert "no findings" in out.stdout and "passed" in out.stdout
     out = run_cli("lint", str(PLANTED))
     assert out.returncode == 1
-    assert run_cli("lint", str(PLANTED), "--fail-on", "never").returncode == 0
+    assert quiztui_main("lint", str(PLANTED), "--fail-on", "never").returncode == 0
     # One style warning (L106): not run by default, so even --fail-on info passes.
-    assert run_cli("lint", str(OPENTDB), "--fail-on", "info").returncode == 0
-    assert run_cli("lint", str(OPENTDB), "--fail-on", "error", "--select", "all").returncode == 0
-    assert run_cli("lint", str(OPENTDB), "--fail-on", "info", "--select", "all").returncode == 1
+    assert quiztui_main("lint", str(OPENTDB), "--fail-on", "info").returncode == 0
+    assert (
+        quiztui_main("lint", str(OPENTDB), "--fail-on", "error", "--select", "all").returncode == 0
+    )
+    assert (
+        quiztui_main("lint", str(OPENTDB), "--fail-on", "info", "--select", "all").returncode == 1
+    )
 
 
 def test_bad_input_exits_2_with_a_one_line_message(tmp_path: Path) -> None:
@@ -425,19 +430,19 @@ def test_bad_input_exits_2_with_a_one_line_message(tmp_path: Path) -> None:
     assert out.returncode == 2 and out.stdout == ""
     assert "Traceback" not in out.stderr
     assert out.stderr.startswith(f"quiztui: error: {broken}: line ")
-    missing = run_cli("lint", str(tmp_path / "nope.json"))
+    missing = quiztui_main("lint", str(tmp_path / "nope.json"))
     assert (
         missing.returncode == 2
         and "nope.json" in missing.stderr
         and "Traceback" not in missing.stderr
     )
-    unknown = run_cli("lint", str(PLANTED), "--disable", "L999")
+    unknown = quiztui_main("lint", str(PLANTED), "--disable", "L999")
     assert (
         unknown.returncode == 2 and "L999" in unknown.stderr and "Traceback" not in unknown.stderr
     )
     cfg = tmp_path / "c.toml"
     cfg.write_text('[lint]\ndisable = ["L123"]\n')
-    bad_cfg = run_cli("lint", str(PLANTED), "--config", str(cfg))
+    bad_cfg = quiztui_main("lint", str(PLANTED), "--config", str(cfg))
     assert bad_cfg.returncode == 2 and "lint.disable" in bad_cfg.stderr and "L123" in bad_cfg.stderr
 
 
@@ -450,15 +455,19 @@ def test_report_formats(tmp_path: Path) -> None:
     assert text.rstrip().endswith(
         "10 findings: 1 error, 8 warnings, 1 info; rules: all; fail-on warning: FAILED"
     )
-    md = run_cli("lint", str(PLANTED), "--format", "md", "--select", "all").stdout
+    md = quiztui_main("lint", str(PLANTED), "--format", "md", "--select", "all").stdout
     assert "| q12 | 13 | L114 html-leftover | warning | correctness |" in md and "\\<br\\>" in md
     csv_out = tmp_path / "lint.csv"
-    done = run_cli("lint", str(PLANTED), "--format", "csv", "-o", str(csv_out), "--select", "all")
+    done = quiztui_main(
+        "lint", str(PLANTED), "--format", "csv", "-o", str(csv_out), "--select", "all"
+    )
     assert done.returncode == 1 and done.stdout == "" and str(csv_out) in done.stderr
     lines = csv_out.read_text().splitlines()
     assert lines[0] == "question_id,source_line,code,name,severity,category,message"
     assert len(lines) == 11
-    body = json.loads(run_cli("lint", str(PLANTED), "--format", "json", "--select", "all").stdout)
+    body = json.loads(
+        quiztui_main("lint", str(PLANTED), "--format", "json", "--select", "all").stdout
+    )
     assert body["failed"] is True and body["counts"] == {"error": 1, "warning": 8, "info": 1}
     assert set(body["codes"]) == set(CODES)
     assert {f["code"]: f["category"] for f in body["findings"]}["L105"] == "style"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import aclosing
 from pathlib import Path
 
 import pytest
@@ -74,10 +75,16 @@ async def test_verdicts_arrive_while_the_reply_is_still_streaming(tmp_path: Path
             VetSettings(concurrency=1),
         )
         batch_state = None
-        async for event in run.events():
-            if isinstance(event, VerdictReceived) and batch_state is None:
-                # A batch is finished (raw reply stored) only when its stream ends.
-                batch_state = store.conn.execute("SELECT status, raw_reply FROM batches").fetchall()
+        # The first verdict is all this asks for: the run is closed there, its stream
+        # cancelled, instead of waiting out the slow reply (a cancelled run is tested elsewhere).
+        async with aclosing(run.events()) as events:
+            async for event in events:
+                if isinstance(event, VerdictReceived):
+                    # A batch is finished (raw reply stored) only when its stream ends.
+                    batch_state = store.conn.execute(
+                        "SELECT status, raw_reply FROM batches"
+                    ).fetchall()
+                    break
         store.close()
     assert batch_state == [("sent", None)]
 

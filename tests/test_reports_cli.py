@@ -1,5 +1,7 @@
 """``quiztui vet --format html|junit`` and ``quiztui report RUN_ID`` as a user runs them: real
-processes, a real SQLite store, exit codes."""
+processes, a real SQLite store, exit codes. Within a test, the commands after the first of each
+kind run through ``main()`` in-process (``cli_helpers.quiztui_main``): the same code, the same
+store file, without an interpreter start each."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from cli_helpers import quiztui_main
 from conftest import REPO
 
 from quiztui.core.quiz import Question, Quiz
@@ -28,8 +31,9 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _vet(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_cli("vet", str(PLANTED), "--no-tui", "--sim-latency", "0", "--db", str(db), *args)
+def _vet(db: Path, *args: str, process: bool = True) -> subprocess.CompletedProcess[str]:
+    run = run_cli if process else quiztui_main
+    return run("vet", str(PLANTED), "--no-tui", "--sim-latency", "0", "--db", str(db), *args)
 
 
 def _rows(html: str) -> int:
@@ -60,7 +64,7 @@ def test_report_exports_a_stored_run_in_every_format(tmp_path: Path) -> None:
     assert _vet(db, "--format", "json", "-o", str(first)).returncode == 1
     stored = json.loads(first.read_text())
     run_id = str(stored["run_id"])
-    out = run_cli("report", run_id, "--db", str(db), "--format", "json")
+    out = quiztui_main("report", run_id, "--db", str(db), "--format", "json")
     assert out.returncode == 0, out.stderr
     again = json.loads(out.stdout)
     assert again["questions"] == stored["questions"]
@@ -72,7 +76,7 @@ def test_report_exports_a_stored_run_in_every_format(tmp_path: Path) -> None:
         ("r.csv", "question_id,question,key"),
         ("r.md", "# quiztui vet report"),
     ):
-        out = run_cli("report", run_id, "--db", str(db), "-o", str(tmp_path / name))
+        out = quiztui_main("report", run_id, "--db", str(db), "-o", str(tmp_path / name))
         assert out.returncode == 0, out.stderr
         assert (tmp_path / name).read_text().startswith(marker), name
         assert "report written to" in out.stderr
@@ -93,15 +97,15 @@ def test_report_errors_exit_2_with_a_clear_line(tmp_path: Path) -> None:
             simulated=True, judge_key="k", prompt_hash="h", seed=1, batch_size=20, params={},
             order=(),
         )  # fmt: skip
-    out = run_cli("report", "999", "--db", str(db))
+    out = quiztui_main("report", "999", "--db", str(db))
     assert out.returncode == 2 and "no run with id 999" in out.stderr
-    out = run_cli("report", str(unfinished), "--db", str(db))  # rebuilt, as runs show does
+    out = quiztui_main("report", str(unfinished), "--db", str(db))  # rebuilt, as runs show does
     assert out.returncode == 0 and "rebuilt from the verdicts stored so far" in out.stderr
-    out = run_cli("report", "abc", "--db", str(db))
+    out = quiztui_main("report", "abc", "--db", str(db))
     assert out.returncode == 2 and "RUN_ID" in out.stderr  # argparse: it must be a number
     report = tmp_path / "x.json"
-    assert _vet(db, "--format", "json", "-o", str(report)).returncode == 1
+    assert _vet(db, "--format", "json", "-o", str(report), process=False).returncode == 1
     run_id = str(json.loads(report.read_text())["run_id"])
-    out = run_cli("report", run_id, "--db", str(db), "-o", str(tmp_path / "no" / "r.html"))
+    out = quiztui_main("report", run_id, "--db", str(db), "-o", str(tmp_path / "no" / "r.html"))
     assert out.returncode == 2 and "cannot write the report" in out.stderr
     assert "Traceback" not in out.stderr

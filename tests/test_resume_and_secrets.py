@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_helpers import quiztui_main
 from conftest import REPO
 
 from quiztui.formats import load_quiz
@@ -61,14 +62,15 @@ def test_sigkill_then_restart_resends_nothing_judged(tmp_path: Path, how: str) -
     quiz = load_quiz(QUIZ)
     total = sum(q.n for q in quiz.questions)
     with FakeOpenAI(truth_from_quiz(quiz), latency=0.25, tpr=0.9, tnr=0.9, seed=4) as server:
-        # The reference: an uninterrupted run.
-        ref = subprocess.run(
-            cli(server, tmp_path / "ref.db", str(QUIZ))
-            + ["--concurrency", "8", "--batch-size", "10"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        # The reference: an uninterrupted run, in this process (the killed run and the restart
+        # below are real processes).
+        argv = cli(server, tmp_path / "ref.db", str(QUIZ)) + [
+            "--concurrency",
+            "8",
+            "--batch-size",
+            "10",
+        ]
+        ref = quiztui_main(*argv[3:])
         assert ref.returncode in (0, 1), ref.stderr
         reference = json.loads(ref.stdout)
 

@@ -1,6 +1,7 @@
 """Every run is in the history (issue 20 item 5): ``quiztui runs`` and the Runs screen list vet,
 grade, review and robustness runs, each with its kind. The runs are made as a user makes them:
-real processes against the fake OpenAI server on loopback, one real SQLite store."""
+real processes against the fake OpenAI server on loopback, one real SQLite store. Within a test,
+the listings after the first run through ``main()`` in-process (``cli_helpers``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cli_helpers import quiztui_main
 from conftest import REPO, isolated_env
 from runs_helpers import listed_runs
 from test_cli import run_cli
@@ -92,11 +94,11 @@ def test_runs_lists_every_kind_newest_first(every_kind: Path) -> None:
     vet = next(line for line in lines if " vet " in line)
     assert re.search(r"\s12\s+\d+/\d+/\d+\s", vet), vet  # 12 questions, good/quest/poor
 
-    only = run_cli("runs", "--kind", "grade")
+    only = quiztui_main("runs", "--kind", "grade")
     assert only.returncode == 0, only.stderr
     assert [run.split()[3] for run in listed_runs(only.stdout)] == ["grade"]
     # --quiz: the runs of that quiz (a grade run grades answers: it has none)
-    of_quiz = run_cli("runs", "--quiz", str(QUIZ))
+    of_quiz = quiztui_main("runs", "--quiz", str(QUIZ))
     assert of_quiz.returncode == 0, of_quiz.stderr
     kinds = {run.split()[3] for run in listed_runs(of_quiz.stdout)}
     assert kinds == {"vet", "review", "robustness"}
@@ -117,7 +119,7 @@ def test_each_kind_has_its_own_ids_and_keys(every_kind: Path) -> None:
 
 
 def test_unknown_kind_is_refused() -> None:
-    out = run_cli("runs", "--kind", "lint")
+    out = quiztui_main("runs", "--kind", "lint")
     assert out.returncode == 2
     assert "invalid choice: 'lint'" in out.stderr and "Traceback" not in out.stderr
 
@@ -204,7 +206,7 @@ def test_a_generate_run_is_listed_with_its_document_and_pairs(tmp_path: Path) ->
     made = run_cli("generate", str(doc), "--subject", "islands", "-o", str(output))
     assert made.returncode == 0, made.stderr
     written = len(json.loads(output.read_text(encoding="utf-8")))
-    out = run_cli("runs", "--kind", "generate")
+    out = quiztui_main("runs", "--kind", "generate")
     assert out.returncode == 0, out.stderr
     (line,) = listed_runs(out.stdout)
     assert line.split()[3:5] == ["generate", "finished"] and "vell.md" in line

@@ -1,5 +1,7 @@
 """``quiztui runs``, ``runs show`` and ``runs compare`` as a user runs them: real processes over
-a real store made by two headless vet runs with simulated judges of different TPR/TNR."""
+a real store made by two headless vet runs with simulated judges of different TPR/TNR. Within a
+test, the commands after the first run through ``main()`` in-process (``cli_helpers``), as do the
+error paths."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cli_helpers import quiztui_main
 from conftest import REPO, isolated_env
 from test_cli import run_cli
 
@@ -26,6 +29,14 @@ def vet(quiz: Path, tpr: str, tnr: str, env: dict[str, str] | None = None) -> No
         "--no-tui",
         env={**(env or {}), "QUIZTUI_SIMULATED_TPR": tpr, "QUIZTUI_SIMULATED_TNR": tnr},
     )
+    assert out.returncode in (0, 1), out.stderr
+
+
+def vet_here(quiz: Path, tpr: str, tnr: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``vet`` through ``main()`` in this process, into the test's own store."""
+    monkeypatch.setenv("QUIZTUI_SIMULATED_TPR", tpr)
+    monkeypatch.setenv("QUIZTUI_SIMULATED_TNR", tnr)
+    out = quiztui_main("vet", str(quiz), "--no-tui")
     assert out.returncode in (0, 1), out.stderr
 
 
@@ -73,12 +84,12 @@ def test_runs_lists_counts_judge_and_cost(two_runs: Path) -> None:
     assert "tpr0.6-tnr0.7" in under[0] and "tpr0.95-tnr0.9" in under[1]  # newest first
 
 
-def test_runs_filters_by_kind_and_quiz(two_runs: Path) -> None:
-    vet(OTHER, "0.9", "0.9")
+def test_runs_filters_by_kind_and_quiz(two_runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vet_here(OTHER, "0.9", "0.9", monkeypatch)
     mine = run_cli("runs", "--quiz", str(QUIZ))
     assert mine.returncode == 0 and len(mine.stdout.splitlines()) == 1 + 2 * 2  # two lines a run
-    assert run_cli("runs", "--limit", "1").stdout.count("\n") == 3
-    none = run_cli("runs", "--kind", "calibrate")
+    assert quiztui_main("runs", "--limit", "1").stdout.count("\n") == 3
+    none = quiztui_main("runs", "--kind", "calibrate")
     assert none.returncode == 0 and none.stdout == "" and "no runs stored" in none.stderr
 
 
@@ -87,7 +98,7 @@ def test_runs_show_prints_the_report_of_the_run(two_runs: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("# quiztui vet report")
     assert "Run: 1 (finished)" in out.stdout and "wrong on 5% of true" in out.stdout
-    as_json = json.loads(run_cli("runs", "show", "2", "--format", "json").stdout)
+    as_json = json.loads(quiztui_main("runs", "show", "2", "--format", "json").stdout)
     assert as_json["run_id"] == 2 and len(as_json["questions"]) == 12
 
 
@@ -99,15 +110,17 @@ def test_runs_compare_prints_what_core_compare_computes(two_runs: Path) -> None:
     assert f"verdict agreement {c.agreement:.3f} ({c.agreed}/{c.both_judged})" in out.stdout
     assert f"Cohen's kappa {c.kappa:.3f}" in out.stdout
     assert f"disagreements: {len(c.disagreements)} question(s)" in out.stdout
-    data = json.loads(run_cli("runs", "compare", "1", "2", "--json").stdout)
+    data = json.loads(quiztui_main("runs", "compare", "1", "2", "--json").stdout)
     assert data["kappa"] == pytest.approx(c.kappa) and data["agreed"] == c.agreed
     assert [d["question_id"] for d in data["disagreements"]] == [
         d.question_id for d in c.disagreements
     ]
 
 
-def test_runs_bad_ids_and_other_quiz_exit_2(two_runs: Path) -> None:
-    vet(OTHER, "0.9", "0.9")  # run 3: another quiz
+def test_runs_bad_ids_and_other_quiz_exit_2(
+    two_runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vet_here(OTHER, "0.9", "0.9", monkeypatch)  # run 3: another quiz
     cases = [
         (("show", "99"), "no run with id 99"),
         (("compare", "1", "99"), "no run with id 99"),
@@ -115,7 +128,7 @@ def test_runs_bad_ids_and_other_quiz_exit_2(two_runs: Path) -> None:
         (("compare", "1", "3"), "different versions of the quiz"),
     ]
     for args, message in cases:
-        out = run_cli("runs", *args)
+        out = quiztui_main("runs", *args)
         assert out.returncode == 2, args
         assert "Traceback" not in out.stderr and out.stdout == ""
         lines = out.stderr.strip().splitlines()
@@ -123,5 +136,5 @@ def test_runs_bad_ids_and_other_quiz_exit_2(two_runs: Path) -> None:
 
 
 def test_runs_compare_needs_two_integer_ids() -> None:
-    out = run_cli("runs", "compare", "1")
+    out = quiztui_main("runs", "compare", "1")
     assert out.returncode == 2 and "Traceback" not in out.stderr

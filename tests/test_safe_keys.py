@@ -42,6 +42,9 @@ class EchoServer(ThreadingHTTPServer):
     """Refuses every request with ``status``, quoting the key it was sent in the error body."""
 
     daemon_threads = True
+    # socketserver's default backlog is 5: a run's burst of concurrent requests overflowed it and
+    # the dropped connections were retried by TCP a second later (about 1 s per refused run).
+    request_queue_size = 64
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Echo)

@@ -5,7 +5,8 @@ The hostile quiz carries what the issue found getting through: an OSC 52 clipboa
 (``ESC ] 52 ; c ; … BEL``, which set the clipboard of a tmux through ``report --format csv``), a
 terminal reset (``ESC c``), a C1 CSI (U+009B), a DCS string and a bidi override; and the cells
 a spreadsheet runs: ``=HYPERLINK(…)``, ``+``, ``-`` and ``@`` formulas, a leading tab and CR.
-Real processes, a real store, the simulated judge.
+Real processes, a real store, the simulated judge. What goes to a terminal comes from a real
+process; a file's or a CSV's cells are checked through ``main()`` in-process (``cli_helpers``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import quiztui_main
 from conftest import isolated_env
 
 from quiztui.core.terminal import csv_cell, csv_unquote, is_terminal_safe, terminal_safe
@@ -113,7 +115,7 @@ def test_report_of_a_hostile_run_is_terminal_safe_in_every_format(
     assert out.returncode == 0, out.stderr
     assert_safe(out.stdout, f"report --format {fmt}")
     written = tmp_path / f"report.{fmt}"
-    out = quiztui("report", "1", "--db", str(db), "--format", fmt, "-o", str(written))
+    out = quiztui_main("report", "1", "--db", str(db), "--format", fmt, "-o", str(written))
     assert out.returncode == 0, out.stderr
     assert_safe(written.read_text(encoding="utf-8"), f"report file {fmt}")
 
@@ -200,7 +202,7 @@ def test_csv_report_neutralises_formulas_and_reads_back_exactly(
     stored_run: tuple[Path, Path],
 ) -> None:
     _, db = stored_run
-    out = quiztui("report", "1", "--db", str(db), "--format", "csv")
+    out = quiztui_main("report", "1", "--db", str(db), "--format", "csv")
     assert out.returncode == 0, out.stderr
     rows = csv_rows(out.stdout)
     header, body = rows[0], rows[1:]
@@ -220,17 +222,17 @@ def test_csv_report_neutralises_formulas_and_reads_back_exactly(
 
 def test_raw_csv_writes_cells_verbatim(stored_run: tuple[Path, Path]) -> None:
     _, db = stored_run
-    out = quiztui("report", "1", "--db", str(db), "--format", "csv", "--raw-csv")
+    out = quiztui_main("report", "1", "--db", str(db), "--format", "csv", "--raw-csv")
     assert out.returncode == 0, out.stderr
     questions = [row[1] for row in csv_rows(out.stdout)[1:]]
     assert FORMULA in questions
-    shown = quiztui("runs", "show", "1", "--db", str(db), "--format", "csv", "--raw-csv")
+    shown = quiztui_main("runs", "show", "1", "--db", str(db), "--format", "csv", "--raw-csv")
     assert FORMULA in [row[1] for row in csv_rows(shown.stdout)[1:]]
 
 
 def test_lint_csv_is_spreadsheet_safe_too(tmp_path: Path) -> None:
     quiz = hostile_quiz(tmp_path / "hostile.json")
-    out = quiztui("lint", str(quiz), "--format", "csv")
+    out = quiztui_main("lint", str(quiz), "--format", "csv")
     assert out.returncode in (0, 1), out.stderr
     cells = [cell for row in csv_rows(out.stdout) for cell in row]
     assert cells and not [c for c in cells if c[:1] in ("=", "+", "@", "\t", "\r")]
@@ -243,7 +245,7 @@ def test_a_quiz_written_as_csv_is_spreadsheet_safe_and_reads_back_as_it_was(
 
     source = hostile_quiz(tmp_path / "hostile.json")
     written = tmp_path / "bank.csv"
-    out = quiztui("convert", str(source), str(written))
+    out = quiztui_main("convert", str(source), str(written))
     assert out.returncode == 0, out.stderr
     cells = [cell for row in csv_rows(written.read_text(encoding="utf-8")) for cell in row]
     assert "'" + FORMULA in cells and "'+1+2" in cells and "-0.5" in cells

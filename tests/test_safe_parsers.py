@@ -9,7 +9,10 @@ DOCTYPE is dressed up (the old pre-scan was slipped past with ``<?x ]?>``), and 
 ``MAX_DEPTH`` is refused at the first start tag past it (a 1,000,000-deep document took 12 s).
 
 GIFT: a question longer than ``MAX_QUESTION_CHARS`` (a 3 MB line did not finish in a minute) is
-refused with the limit in its message; in a non-strict load the rest of the bank still loads."""
+refused with the limit in its message; in a non-strict load the rest of the bank still loads.
+
+One deep JSON file and the strict GIFT refusal run ``quiztui lint`` as a real process (exit 2 and
+one line, no traceback); the other cases run it through ``main()`` in-process (``cli_helpers``)."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import quiztui_main
 
 from quiztui.errors import QuiztuiError
 from quiztui.formats import load_quiz
@@ -53,15 +57,9 @@ def test_deep_json_is_one_line_exit_2_not_a_traceback(
 ) -> None:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
-    out = subprocess.run(
-        [sys.executable, "-m", "quiztui", "lint", str(path)],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ),
-        timeout=60,
-    )
-    assert out.returncode == 2
-    assert out.stderr == (
+    code, err = lint_stderr(path, process=name == "brackets.json")
+    assert code == 2
+    assert err == (
         f"quiztui: error: {path}: line {line}: nested deeper than {MAX_JSON_DEPTH} levels\n"
     )
 
@@ -114,7 +112,11 @@ def test_a_header_cell_with_a_newline_is_still_one_line_per_problem(tmp_path: Pa
     assert any("a\\nb" in line for line in lines), lines
 
 
-def lint_stderr(path: Path, *flags: str) -> tuple[int, str]:
+def lint_stderr(path: Path, *flags: str, process: bool = False) -> tuple[int, str]:
+    """``quiztui lint PATH FLAGS``: its exit code and stderr, from a real process or in-process."""
+    if not process:
+        ran = quiztui_main("lint", str(path), *flags)
+        return ran.returncode, ran.stderr
     out = subprocess.run(
         [sys.executable, "-m", "quiztui", "lint", str(path), *flags],
         capture_output=True,
@@ -208,7 +210,7 @@ def test_a_three_megabyte_gift_line_is_refused_and_the_rest_of_the_bank_loads(
         f"{path}: line 3 col 1: field 'question': the question is {len(long_line):,} characters "
         f"long; GIFT questions are read up to {MAX_QUESTION_CHARS:,} characters"
     )
-    code, err = lint_stderr(path, "--strict")
+    code, err = lint_stderr(path, "--strict", process=True)
     assert code == 2 and err.endswith(f"quiztui: error: {refusal}\n")
     code, err = lint_stderr(path)
     assert code == 0 and f"quiztui: skipped {refusal} (item 'Essay')\n" in err

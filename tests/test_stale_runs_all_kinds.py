@@ -104,9 +104,11 @@ Snow on the Himalaya feeds the Ganges and the Indus. Meltwater from glaciers sup
 water to over 1 billion people.
 """
 
-# Seconds per simulated request: slow enough that a run is caught part-way (every kind here
-# makes several requests, one at a time).
-LATENCY = "3"
+# Seconds per simulated request: slow enough that a run is caught part-way, short because the
+# test waits out the first one. Every kind here makes four requests or more, one at a time, and
+# is killed as soon as it has recorded something (grade, review and k-fold: their first reply,
+# with five or more requests still to go; robustness and generate: their run row).
+LATENCY = "1"
 JUDGE = ["--judge", "simulated", "--sim-latency", LATENCY, "--concurrency", "1"]
 
 
