@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from scipy.stats import binomtest, chi2, chisquare
 
 from quiztui.core.lint_bank import uniformity_test
 from quiztui.core.pvalues import binomial_pvalue, chi2_sf, gammaincc
@@ -38,6 +37,8 @@ def _binomial_cases() -> list[tuple[int, int, float]]:
 
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
 def test_binomial_pvalue_equals_scipy_binomtest(alternative: str) -> None:
+    from scipy.stats import binomtest  # here, not at collection: a second in every worker
+
     mismatches = []
     for k, n, p in _binomial_cases():
         ours = binomial_pvalue(k, n, p, alternative)  # type: ignore[arg-type]
@@ -61,6 +62,8 @@ def test_binomial_two_sided_counts_outcomes_as_likely_as_the_observed() -> None:
 
 
 def test_chi2_sf_equals_scipy() -> None:
+    from scipy.stats import chi2
+
     rng = random.Random(9)
     cases = [(0.0, 1), (1e-12, 3), (0.5, 1), (3.84, 1), (7.81, 3), (200.0, 5), (1500.0, 25)]
     for _ in range(1500):
@@ -79,6 +82,8 @@ def test_chi2_sf_equals_scipy() -> None:
 
 
 def test_uniformity_test_equals_scipy_chisquare_where_it_uses_the_approximation() -> None:
+    from scipy.stats import chisquare
+
     rng = random.Random(3)
     for _ in range(300):
         k = rng.randint(2, 8)
