@@ -33,22 +33,26 @@ def _keyed_only(tmp_path: Path) -> Path:
     return path
 
 
+def headless_said(tmp_path: Path, quiz: Path, *flags: str) -> str:
+    """A headless simulated vet of ``quiz`` in a real process: its stderr on one line."""
+    out = subprocess.run(
+        [sys.executable, "-m", "quiztui", "vet", str(quiz), "--no-tui", "--sim-latency", "0"]
+        + [*flags, "--db", str(tmp_path / "runs.db"), "-o", str(tmp_path / "r.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode in (0, 1), out.stderr
+    return " ".join(out.stderr.split())
+
+
 def test_a_headless_simulated_run_says_what_its_verdicts_are_and_the_step_to_a_real_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("QUIZTUI_JUDGE_PROVIDER")  # no judge configured: "auto" falls back
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
         monkeypatch.delenv(key, raising=False)
-    quiz = _keyed_only(tmp_path)
-    out = subprocess.run(
-        [sys.executable, "-m", "quiztui", "vet", str(quiz), "--no-tui", "--sim-latency", "0"]
-        + ["--db", str(tmp_path / "runs.db"), "-o", str(tmp_path / "r.json")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode in (0, 1), out.stderr
-    said = " ".join(out.stderr.split())
+    said = headless_said(tmp_path, _keyed_only(tmp_path))
     assert "answers from the quiz's own key, not a model: it cannot find this quiz's errors" in said
     assert "set an API key" in said and "start a local server" in said
     assert "Offline check: quiztui lint bio.json" in said
@@ -56,37 +60,14 @@ def test_a_headless_simulated_run_says_what_its_verdicts_are_and_the_step_to_a_r
 
 
 def test_a_simulated_judge_asked_for_is_not_worded_as_a_missing_one(tmp_path: Path) -> None:
-    quiz = _keyed_only(tmp_path)
-    out = subprocess.run(
-        [sys.executable, "-m", "quiztui", "vet", str(quiz), "--no-tui", "--sim-latency", "0"]
-        + [
-            "--judge",
-            "simulated",
-            "--db",
-            str(tmp_path / "runs.db"),
-            "-o",
-            str(tmp_path / "r.json"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode in (0, 1), out.stderr
-    said = " ".join(out.stderr.split())
+    said = headless_said(tmp_path, _keyed_only(tmp_path), "--judge", "simulated")
     assert "No judge configured" not in said
     assert "Simulated judge chosen: the SIMULATED judge answers from the quiz's own key" in said
     assert "set an API key" in said  # the step to a real judge all the same
 
 
 def test_with_a_truth_file_it_says_the_truth_file_names_the_errors(tmp_path: Path) -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "quiztui", "vet", str(PLANTED), "--no-tui", "--sim-latency", "0"]
-        + ["--db", str(tmp_path / "runs.db"), "-o", str(tmp_path / "r.json")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    said = " ".join(out.stderr.split())
+    said = headless_said(tmp_path, PLANTED)
     assert "answers from the quiz's truth file, not a model" in said
 
 
