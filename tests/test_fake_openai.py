@@ -484,3 +484,25 @@ def test_constructor_rejects_unknown_fault_kinds() -> None:
     with pytest.raises(ValueError):
         FakeOpenAI(fault_kinds=["429", "gremlin"])
     assert set(FAULT_KINDS) == {"429", "500", "drop", "cut", "malformed", "missing", "refusal"}
+
+
+def test_streamed_logprobs_are_encoded_as_json_dumps_encodes_them() -> None:
+    """The fake encodes each token's entry once and joins them (half its time per reply went to
+    encoding the same entries again): what goes on the wire is byte for byte ``json.dumps``'s,
+    for non-ASCII, quotes, control characters, -inf and NaN alike, and a repeated entry too."""
+    import math
+
+    from quiztui.core.logprobs import TokenLogprob
+    from quiztui.testing.fake_openai import _COMPACT, _logprob_items, _logprobs_json
+
+    tokens = [
+        TokenLogprob("A1", -0.001, (("A1", -0.001), (" the", -7.6))),
+        TokenLogprob(' é"\\\n\x00', -1e-9, ()),
+        TokenLogprob("日本", -math.inf, (("x", math.nan), ("日本", -math.inf))),
+        TokenLogprob("A1", -0.001, (("A1", -0.001),)),
+    ]
+    for _ in range(2):  # the second time from the encoded entries
+        expected = json.dumps(
+            {"content": _logprob_items(tokens), "refusal": None}, separators=_COMPACT
+        )
+        assert _logprobs_json(tokens) == expected

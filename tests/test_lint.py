@@ -477,3 +477,29 @@ def test_report_formats(tmp_path: Path) -> None:
 def test_normalise() -> None:
     assert normalise("  Caesar's <b>last</b> words&nbsp;were…  ") == "caesars last words were"
     assert normalise("Rock & Roll") == "rock and roll"
+
+
+def test_lint_steps_yield_a_few_questions_at_a_time_and_give_lint_quizs_report() -> None:
+    """A headless run lints on its event loop while the judge works (cli/vet.report_work): the
+    steps are small, so a reply that arrives waits for one step, not for the whole lint."""
+    from quiztui.core.lint import lint_steps
+
+    quiz = load_quiz(PLANTED)
+    many = Quiz(
+        title="many",
+        questions=tuple(
+            q.model_copy(update={"id": f"{q.id}-{n}"}) for n in range(5) for q in quiz.questions
+        ),
+    )
+    steps = lint_steps(many, every=4)
+    yielded = 0
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            report = done.value
+            break
+        yielded += 1
+    assert yielded >= len(many.questions) // 4
+    assert report == lint_quiz(many)
+    assert report.findings  # the planted flaws, found in every copy

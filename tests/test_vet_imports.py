@@ -46,19 +46,21 @@ DEFERRED = (
 )
 
 SPY = """
-import json, sys
+import gc, json, sys
 import quiztui.cli
 from quiztui.providers.openai_compat import OpenAICompatProvider as P
-first = []
+first, collecting = [], []
 attempt = P._attempt
 async def spy(self, *args, **kwargs):
     if not first:
         first.append(sorted(sys.modules))
+    collecting.append(gc.isenabled())
     return await attempt(self, *args, **kwargs)
 P._attempt = spy
 from quiztui.cli import main
 code = main(sys.argv[1:])
-print(json.dumps({"code": code, "first": first[0], "end": sorted(sys.modules)}))
+print(json.dumps({"code": code, "first": first[0], "end": sorted(sys.modules),
+                  "collecting": collecting, "after": [gc.isenabled(), gc.get_freeze_count()]}))
 """
 
 
@@ -69,7 +71,8 @@ def test_headless_vet_sends_its_first_request_before_the_heavy_imports(tmp_path:
         out = subprocess.run(
             [sys.executable, "-c", SPY, "vet", str(PLANTED), "--no-tui"]
             + ["--judge", "openai-compat", "--base-url", server.base_url, "--model", "fake-judge"]
-            + ["--format", "json", "-o", str(report), "--no-cache"],
+            + ["--format", "json", "-o", str(report), "--no-cache"]
+            + ["--batch-size", "8", "--concurrency", "2"],  # requests after the first ones
             capture_output=True,
             text=True,
             timeout=120,
@@ -87,6 +90,10 @@ def test_headless_vet_sends_its_first_request_before_the_heavy_imports(tmp_path:
     assert {"numpy", "quiztui.report.writers", "quiztui.core.lint"} <= end
     written = json.loads(report.read_text())
     assert written["lint"]["questions"] == len(quiz.questions), "the report's lint ran"
+    # The garbage collector is held off while the run starts and back on once its first
+    # requests are out (cli/collector.py); main() leaves it as it found it.
+    assert seen["collecting"][0] is False and seen["collecting"][-1] is True
+    assert seen["after"] == [True, 0]
     assert written["judged"] == sum(len(q.options) for q in quiz.questions)
 
 

@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Generator
+
     from quiztui.config import Config
     from quiztui.core.quiz import Quiz
     from quiztui.pipeline.prompts import PromptTemplate
@@ -40,6 +42,14 @@ def lint_report(
 
     settings = config.lint.settings(extra_disable, select=select, extend_select=extend_select)
     return lint_quiz(quiz, settings)
+
+
+def lint_report_steps(config: Config, quiz: Quiz) -> Generator[None, None, Any]:
+    """:func:`lint_report` a few questions at a time (``core.lint.lint_steps``): for a caller
+    on an event loop that lets other work in between steps."""
+    from quiztui.core.lint import lint_steps
+
+    return lint_steps(quiz, config.lint.settings())
 
 
 def probe_judge(provider: object) -> None:

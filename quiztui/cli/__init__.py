@@ -62,17 +62,22 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; all it prints passes the terminal sanitiser (``core/terminal.py``): quiz
     text, model replies and server messages never put an escape sequence on the terminal."""
+    from quiztui.cli import collector
     from quiztui.core.terminal import terminal_stream
 
+    collector.hold()  # start-up makes no garbage worth a collection (cli/collector.py)
     stdout, stderr = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = terminal_stream(stdout), terminal_stream(stderr)
     try:
         return _main(argv)
     finally:
         sys.stdout, sys.stderr = stdout, stderr
+        collector.restore()
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    from quiztui.cli import collector
+
     argv = list(sys.argv[1:] if argv is None else argv)
     # `quiztui QUIZ [options]` is `quiztui vet QUIZ [options]` in the TUI.
     position = first_positional(argv)
@@ -99,6 +104,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
             config = apply_flags(load_config(args.config), args)
             setup_logging(config)  # the log file (quiztui locate log); never the terminal
+        if not getattr(args, "releases_collector", False):
+            collector.release()  # the command's work begins (a headless vet: at its requests)
         return int(args.handler(config, args))
     except QuizFormatError as exc:
         # Every problem on its own self-contained line: file, location, field, message.

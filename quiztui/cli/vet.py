@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quiztui.cli import batch as cli_batch
+from quiztui.cli import collector
 from quiztui.cli import estimate as cli_estimate
 from quiztui.cli._args import COLUMNS_HELP, STRICT_HELP, Parents, answers_arguments, help_for
 from quiztui.cli.flags import INT64_MAX, Number
@@ -96,7 +97,8 @@ def register(sub: Any, parents: Parents) -> None:
     answers_arguments(vet, panel=False)
     cli_estimate.add_arguments(vet)
     cli_batch.add_argument(vet)
-    vet.set_defaults(handler=cmd_vet)
+    # A headless run turns the garbage collector back on once its first requests are out.
+    vet.set_defaults(handler=cmd_vet, releases_collector=True)
 
 
 def exit_code(badges: Sequence[Badge], fail_on: str) -> int:
@@ -153,6 +155,7 @@ async def headless(
     work: list[asyncio.Task[object]] = []
 
     def sent() -> None:
+        collector.release()  # held off since start-up (cli/collector.py)
         if pending:
             work.append(asyncio.ensure_future(pending.pop()()))
 
@@ -384,10 +387,20 @@ async def report_work(config: Config, quiz: Quiz) -> LintReport:
     from quiztui.report.writers import ReportExtras
 
     await asyncio.sleep(0)
-    from quiztui.assemble.common import lint_report
+    from rapidfuzz.distance import Indel  # the lint's text comparisons (core/textnorm.py)
 
-    del numpy, quiztui, decisions_for, ReportExtras  # imported here, used after the run
-    return lint_report(config, quiz)
+    await asyncio.sleep(0)
+    from quiztui.assemble.common import lint_report_steps
+
+    del numpy, quiztui, decisions_for, ReportExtras, Indel  # imported here, used after the run
+    steps = lint_report_steps(config, quiz)
+    while True:  # the lint a few questions at a time: about 1 ms a step
+        try:
+            next(steps)
+        except StopIteration as done:
+            collector.settle()  # the modules and the lint made here live to the end
+            return done.value  # type: ignore[no-any-return]
+        await asyncio.sleep(0)
 
 
 def cmd_vet(config: Config, args: argparse.Namespace) -> int:
@@ -398,6 +411,8 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
     from quiztui.errors import QuiztuiError
     from quiztui.report.progress import Progress
 
+    if not args.no_tui or args.estimate:
+        collector.release()  # no headless run's requests to wait for
     columns = quiz_columns(config, args.columns)
     store, quiz = open_quiz(config, args.quiz, args.resume, strict=args.strict, columns=columns)
     for line in quiz.load_report():

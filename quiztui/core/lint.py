@@ -19,6 +19,7 @@ scipy import, at start-up or at the end of a run).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Generator
 
 from quiztui.core.lint_bank import (
     answered_elsewhere,
@@ -70,6 +71,21 @@ def lint_quiz(quiz: Quiz, settings: LintSettings | None = None) -> LintReport:
     (the normalised and compared stem, the normalised key, the option lengths), so a text is
     normalised once and a bank of 100,000 questions holds no second copy of its questions.
     """
+    steps = lint_steps(quiz, settings)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def lint_steps(
+    quiz: Quiz, settings: LintSettings | None = None, every: int = 8
+) -> Generator[None, None, LintReport]:
+    """:func:`lint_quiz` a few questions at a time: the generator yields after every ``every``
+    questions and between the rules across questions, and returns the report. A headless run lints
+    on its event loop while the judge is waited on, so a reply that arrives meanwhile waits for
+    one step (a millisecond or two), not for the whole lint (``cli/vet.report_work``)."""
     s = settings or LintSettings()
     questions = quiz.questions
     per_question: dict[str, list[LintFinding]] = defaultdict(list)
@@ -79,7 +95,9 @@ def lint_quiz(quiz: Quiz, settings: LintSettings | None = None) -> LintReport:
     multiple: list[Question] = []
     lengths: list[tuple[int, ...]] = []  # of ``multiple``'s options normalised
     boolean: list[Question] = []
-    for q in questions:
+    for n, q in enumerate(questions, 1):
+        if n % every == 0:
+            yield
         texts = QuestionTexts.of(q)
         found = question_findings(q, s, texts)
         if found:
@@ -97,6 +115,7 @@ def lint_quiz(quiz: Quiz, settings: LintSettings | None = None) -> LintReport:
             keys.append(texts.options[q.key])
     for item in quiz.unjudged:
         per_question[item.id] += unjudged_findings(item, s)
+    yield
     if s.runs("L110"):
         pairs = near_duplicate_questions(questions, s, compared=compared, stems=stems)
     else:
@@ -105,6 +124,7 @@ def lint_quiz(quiz: Quiz, settings: LintSettings | None = None) -> LintReport:
     for f in duplicate_findings(questions, pairs):
         per_question[f.question_id or ""].append(f)
     if s.runs("L111"):
+        yield
         duplicates = {(i, j) for i, j, _ in pairs}
         for f in answered_elsewhere(questions, s, duplicates, stems=stems, keys=keys):
             per_question[f.question_id or ""].append(f)
@@ -167,6 +187,7 @@ __all__ = [
     "describe_codes",
     "index_pairs",
     "lint_quiz",
+    "lint_steps",
     "near",
     "near_duplicate_questions",
     "normalise",
