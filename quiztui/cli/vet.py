@@ -377,6 +377,7 @@ async def report_work(config: Config, quiz: Quiz) -> LintReport:
     writers and the review desk imported, the quiz's lint. On the event loop's thread, a step at
     a time, so a reply that arrives meanwhile waits for one step, not for all of them."""
     import numpy
+    import numpy.ma  # np.quantile's np.unique asks for it: 10-20 ms after the last reply else
     import numpy.random  # the judge model's intervals (imported by numpy on first use)
 
     await asyncio.sleep(0)
