@@ -738,7 +738,12 @@ class FakeOpenAI:
                 return False
             self._send(writer, 200, data, keep_alive)
             return keep_alive
-        events = self._openai_events(common, content, usage, include_usage, fault, tokens, finish)
+        encoded = None
+        if tokens is not None:  # the events' logprobs, a few pieces at a time (see _encoded)
+            encoded = await _encoded(tokens_by_chunk(tokens, self._pieces(content)))
+        events = self._openai_events(
+            common, content, usage, include_usage, fault, tokens, finish, encoded
+        )
         await _until(due)
         self._record(**base, status=200, faulted_ids=faulted)
         return await self._stream(writer, keep_alive, events, fault)
@@ -802,8 +807,10 @@ class FakeOpenAI:
         fault: str | None,
         tokens: list[TokenLogprob] | None = None,
         finish: str = "stop",
+        encoded: list[_Encoded] | None = None,
     ) -> list[bytes]:
-        """The stream's events as they go on the wire (a fault cuts or breaks the list)."""
+        """The stream's events as they go on the wire (a fault cuts or breaks the list);
+        ``encoded``: each piece's logprobs already encoded (:func:`_encoded`)."""
         chunk = {**common, "object": "chat.completion.chunk"}
         extra = {"usage": None} if include_usage else {}
 
@@ -821,8 +828,10 @@ class FakeOpenAI:
         else:
             # Each chunk carries the tokens that start in its text, so a client that has read a
             # chunk holds the logprobs of every character in it.
-            for piece, piece_tokens in zip(pieces, tokens_by_chunk(tokens, pieces), strict=True):
-                events.append(event({"content": piece}, None, _logprobs_json(piece_tokens)))
+            if encoded is None:
+                encoded = [_logprobs_json(chunk) for chunk in tokens_by_chunk(tokens, pieces)]
+            for piece, logprobs in zip(pieces, encoded, strict=True):
+                events.append(event({"content": piece}, None, logprobs))
         if fault == "cut":
             events = events[: 1 + len(pieces) // 2]
         elif fault == "stream_error":
@@ -899,6 +908,18 @@ def _structured(content: str, ids: list[str], response_format: dict[str, Any]) -
             answer = {"answer": letters[choice[0]], "reason": choice[1]}
             return json.dumps(answer, separators=_COMPACT)
     return content
+
+
+async def _encoded(chunks: list[list[TokenLogprob]]) -> list[_Encoded]:
+    """Each chunk's logprobs encoded, yielding to the loop every few chunks: a request that
+    arrives while other replies fall due is prepared between their sends, not before them (the
+    fake's work for one reply, a millisecond or two, held up the round's other replies)."""
+    out = []
+    for n, chunk in enumerate(chunks, 1):
+        out.append(_logprobs_json(chunk))
+        if n % 4 == 0:
+            await asyncio.sleep(0)
+    return out
 
 
 def _check_kind(kind: str, known: Sequence[str] = FAULT_KINDS + EXTRA_FAULT_KINDS) -> None:
