@@ -1,4 +1,5 @@
-"""Configuration: TOML file validated by pydantic, environment overrides, commented defaults.
+"""Configuration: TOML file validated against declared sections (``quiztui/schema.py``),
+environment overrides, commented defaults.
 
 Precedence: CLI flags the user typed > environment (``QUIZTUI_<SECTION>_<KEY>``) > config file >
 defaults. API keys are never read from the file: ``api_key_env`` names the variable that holds it.
@@ -12,20 +13,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import tomli_w
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    ValidatorFunctionWrapHandler,
-    WrapValidator,
-    field_validator,
-    model_validator,
-)
-from pydantic_core import PydanticCustomError
 
 from quiztui.errors import ConfigError
 from quiztui.locations import LOCATION_VARIABLES, config_path, default_db_path
+from quiztui.schema import (
+    Check,
+    CustomError,
+    Field,
+    Section,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 if TYPE_CHECKING:
     from quiztui.core.estimate import ModelPrice
@@ -35,9 +34,9 @@ if TYPE_CHECKING:
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
-class _Section(BaseModel):
-    # No inf/nan anywhere: an infinite timeout, latency or budget is a typo, not a setting.
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+class _Section(Section):
+    """A base for the config's sections: unknown keys refused, values checked on assignment,
+    no inf or nan anywhere (an infinite timeout, latency or budget is a typo, not a setting)."""
 
 
 class JudgeConfig(_Section):
@@ -101,12 +100,12 @@ class JudgeConfig(_Section):
     )
 
 
-def _one_prior_error(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+def _one_prior_error(value: Any, validate: Any) -> Any:
     """vet.prior's errors as one line without the union's branch names."""
     try:
-        return handler(value)
-    except ValidationError:
-        raise PydanticCustomError(
+        return validate(value)
+    except Exception:
+        raise CustomError(
             "prior",
             "Input should be auto, auto+rates or a number greater than 0 and less than 1",
         ) from None
@@ -116,7 +115,7 @@ def _one_prior_error(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
 # "auto+rates": the judge's TPR/TNR fitted from them too (core/prior.fit_prior_and_rates).
 Prior = Annotated[
     Annotated[float, Field(gt=0.0, lt=1.0)] | Literal["auto", "auto+rates"],
-    WrapValidator(_one_prior_error),
+    Check(_one_prior_error),
 ]
 
 
@@ -424,7 +423,7 @@ class KeysConfig(_Section):
     """``[keys]``: the TUI's keys by binding id, e.g. ``"run.start" = "ctrl+r"`` (F1 help lists
     each key's id; several keys: ``"f2,ctrl+h"``). Textual's keymap applies them."""
 
-    model_config = ConfigDict(extra="allow", validate_assignment=True)
+    model_config = {"extra": "allow"}
 
     @model_validator(mode="after")
     def _keys_are_strings(self) -> KeysConfig:
@@ -491,10 +490,6 @@ class ImportConfig(_Section):
 
 
 class Config(_Section):
-    model_config = ConfigDict(
-        extra="forbid", validate_assignment=True, allow_inf_nan=False, populate_by_name=True
-    )
-
     judge: JudgeConfig = Field(default_factory=JudgeConfig)  # type: ignore[arg-type]
     vet: VetConfig = Field(default_factory=VetConfig)  # type: ignore[arg-type]
     grade: GradeConfig = Field(default_factory=GradeConfig)  # type: ignore[arg-type]

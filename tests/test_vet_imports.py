@@ -30,6 +30,7 @@ PLANTED = REPO / "sample_quizzes" / "planted_errors.json"
 DEFERRED = (
     "numpy",
     "scipy",
+    "pydantic",
     "rapidfuzz",
     "textual",
     "rich",
@@ -86,6 +87,8 @@ def test_headless_vet_sends_its_first_request_before_the_heavy_imports(tmp_path:
     # A plain-HTTP judge is asked through quiztui's own transport, probed included: httpx's
     # default one (httpcore, h11, anyio: about 20 ms of imports) is never loaded.
     assert sorted(m for m in ("httpcore", "h11", "anyio") if m in end) == []
+    # The config and the quiz are plain Python (quiztui/schema.py): pydantic is never loaded.
+    assert "pydantic" not in end
     # The deferred work was done all the same, while the judge worked: the report has its lint.
     assert {"numpy", "quiztui.report.writers", "quiztui.core.lint"} <= end
     written = json.loads(report.read_text())

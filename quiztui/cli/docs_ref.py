@@ -1,12 +1,12 @@
 """The manual's two generated pages: ``docs/cli.md`` from the argparse parser and
-``docs/configuration.md`` from the pydantic config model.
+``docs/configuration.md`` from the config's declared sections.
 
 ``python -m quiztui.cli.docs_ref`` (``make docs-ref``) writes both; ``--check`` writes nothing and
 exits 1 naming each page that differs from what the code would generate (``make docs`` runs it, and
 ``tests/test_docs_ref.py`` checks the same). A flag or config key without help text is an error
 here, so the reference cannot list one silently blank.
 
-Only argparse, pydantic and the config are read: nothing is run, so both pages take well under a
+Only argparse and the config are read: nothing is run, so both pages take well under a
 second to make.
 """
 
@@ -18,7 +18,7 @@ import types
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from quiztui.cli import build_parser
 from quiztui.cli._args import COMMANDS, DEPRECATED, FIRST_STEPS, GROUPS, SHORTCUT
@@ -248,19 +248,22 @@ def type_text(annotation: Any) -> str:
 
 
 def field_bounds(info: Any) -> str:
-    import annotated_types as at
+    from quiztui.schema import Ge, Gt, Le, Lt
 
     found: dict[str, float] = {}
     for item in info.metadata:
-        for attr, cls in (("ge", at.Ge), ("gt", at.Gt), ("le", at.Le), ("lt", at.Lt)):
+        for attr, cls in (("ge", Ge), ("gt", Gt), ("le", Le), ("lt", Lt)):
             if isinstance(item, cls):
                 found[attr] = getattr(item, attr)
     text = bounds_text(Bounds(**found))
     if not text:  # a bounded member of a union, e.g. vet.prior's number in (0, 1)
-        for arg in get_args(info.annotation):
+        annotation = info.annotation
+        if get_origin(annotation) is Annotated:  # a union with its own check: the union
+            annotation = get_args(annotation)[0]
+        for arg in get_args(annotation):
             for meta in getattr(arg, "__metadata__", ()):
                 for item in getattr(meta, "metadata", ()):
-                    for attr, cls in (("ge", at.Ge), ("gt", at.Gt), ("le", at.Le), ("lt", at.Lt)):
+                    for attr, cls in (("ge", Ge), ("gt", Gt), ("le", Le), ("lt", Lt)):
                         if isinstance(item, cls):
                             found[attr] = getattr(item, attr)
         text = bounds_text(Bounds(**found))
@@ -268,12 +271,12 @@ def field_bounds(info: Any) -> str:
 
 
 def _default_text(info: Any) -> str:
-    from pydantic_core import PydanticUndefined
+    from quiztui.schema import MISSING
 
     if info.default_factory is not None:
         value = info.default_factory()
         return "empty" if not value else str(value)
-    if info.default is PydanticUndefined:
+    if info.default is MISSING:
         return "required"
     if info.default is None:
         return "unset"

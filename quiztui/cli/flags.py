@@ -1,7 +1,7 @@
 """Flags validated like the config, and the flags a user typed applied over the loaded config.
 
 Every numeric flag is declared with ``action=Number``: either ``key="vet.batch_size"``, so the
-value goes through that config key's pydantic field (the validation the TOML file and the
+value goes through that config key's field (the validation the TOML file and the
 ``QUIZTUI_…`` variables get), or explicit bounds (``ge``/``gt``/``le``/``lt``) for a flag that is no
 config key (run ids, ``--limit``). A value out of bounds ends the parse with a ``ConfigError``:
 one line naming the flag as typed, the value and the bound, exit status 2 — never a traceback,
@@ -10,8 +10,8 @@ never ignored.
 :func:`apply_flags` then merges the judge and run flags the user typed (``is not None``, so
 ``--seed 0`` counts) into their config sections and validates each touched section again.
 
-Light at import (argparse only): the parser is built for ``quiztui --help`` too; pydantic and
-the config are imported when a flag is typed or applied.
+Light at import (argparse only): the parser is built for ``quiztui --help`` too; the config
+is imported when a flag is typed or applied.
 """
 
 from __future__ import annotations
@@ -19,12 +19,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, get_args
 
 if TYPE_CHECKING:
-    from pydantic import TypeAdapter
-
     from quiztui.config import Config
 
 # Run ids and seeds are stored in SQLite INTEGER columns (as quiztui.config.INT64_*).
@@ -63,7 +60,7 @@ class Bounds:
 
 
 class Number(argparse.Action):
-    """An int or float flag validated by pydantic against a config key's field or given bounds.
+    """An int or float flag validated against a config key's field or given bounds.
 
     ``key``: a config key ("section.name"); its field's type and bounds apply. Otherwise ``kind``
     (int or float) and at least one of ``ge``/``gt``/``le``/``lt``. ``clean`` rewrites the text
@@ -99,9 +96,8 @@ class Number(argparse.Action):
         values: str | Sequence[Any] | None,
         option_string: str | None = None,
     ) -> None:
-        from pydantic import ValidationError
-
         from quiztui.errors import ConfigError
+        from quiztui.schema import ValidationError
 
         text = str(values)
         try:
@@ -116,36 +112,26 @@ class Number(argparse.Action):
         setattr(namespace, self.dest, value)
 
     def validate(self, text: str) -> int | float | None:
-        """The flag's value from ``text``; raises pydantic's ``ValidationError`` out of bounds."""
+        """The flag's value from ``text``; raises ``schema.ValidationError`` out of bounds."""
         if self.key is None:
-            return self._adapter.validate_python(text)  # type: ignore[no-any-return]
+            from quiztui.schema import bounds_of, check_value
+
+            b = self.explicit
+            metadata = bounds_of(ge=b.ge, gt=b.gt, le=b.le, lt=b.lt)
+            return check_value(self.kind, text, metadata)  # type: ignore[no-any-return]
         section, _, name = self.key.partition(".")
         validated = _section(section).model_validate({name: text})
         return getattr(validated, name)  # type: ignore[no-any-return]
-
-    @cached_property
-    def _adapter(self) -> TypeAdapter[Any]:
-        from typing import Annotated
-
-        from pydantic import ConfigDict, Field, TypeAdapter
-
-        b = self.explicit
-        return TypeAdapter(
-            Annotated[self.kind, Field(ge=b.ge, gt=b.gt, le=b.le, lt=b.lt)],  # type: ignore[arg-type]
-            config=ConfigDict(allow_inf_nan=False),
-        )
 
     def bounds(self) -> Bounds:
         """The declared range: the given bounds, or the config field's."""
         if self.key is None:
             return self.explicit
-        import annotated_types as at
-
         field = _field(self.key)
         found: dict[str, float] = {}
         for item in field.metadata:
-            for attr, cls in (("ge", at.Ge), ("gt", at.Gt), ("le", at.Le), ("lt", at.Lt)):
-                if isinstance(item, cls):
+            for attr in ("ge", "gt", "le", "lt"):
+                if hasattr(item, attr):
                     found[attr] = getattr(item, attr)
         return Bounds(**found)
 
@@ -158,7 +144,7 @@ class Number(argparse.Action):
 
 
 def _section(name: str) -> Any:
-    """The pydantic model of config section ``name`` (``JudgeConfig`` for "judge")."""
+    """The class of config section ``name`` (``JudgeConfig`` for "judge")."""
     from quiztui.config import Config
 
     if name not in Config.model_fields:
@@ -212,9 +198,8 @@ def typed_overrides(args: argparse.Namespace) -> dict[str, tuple[Any, str]]:
 
 def apply_flags(config: Config, args: argparse.Namespace) -> Config:
     """``config`` with the typed judge and run flags applied, each section validated again."""
-    from pydantic import ValidationError
-
     from quiztui.errors import ConfigError
+    from quiztui.schema import ValidationError
 
     overrides = typed_overrides(args)
     sections: dict[str, dict[str, Any]] = {}

@@ -1,16 +1,39 @@
-"""Quiz models: a quiz is a list of multiple-choice questions with one keyed option each."""
+"""Quiz models: a quiz is a list of multiple-choice questions with one keyed option each.
+
+Plain frozen dataclasses (they were pydantic models: importing pydantic and building them was
+part of every run's start-up). Sequences given as lists are kept as tuples, so a question stays
+hashable and a quiz cannot change under a run; ``model_copy(update=...)`` makes an edited copy.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+_T = TypeVar("_T")
 
 
-class Question(BaseModel):
+def _tuple(value: Any) -> tuple[Any, ...]:
+    return value if isinstance(value, tuple) else tuple(value)
+
+
+class _Copy:
+    """pydantic's ``model_copy(update=...)`` and ``model_dump()``, which the code uses."""
+
+    __slots__ = ()
+
+    def model_copy(self: _T, *, update: dict[str, Any] | None = None) -> _T:
+        return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
+
+    def model_dump(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)  # type: ignore[call-overload, no-any-return]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Question(_Copy):
     """One multiple-choice question. ``key`` is the index of the keyed (supposedly correct) option."""
-
-    model_config = ConfigDict(frozen=True)
 
     id: str
     text: str
@@ -29,6 +52,11 @@ class Question(BaseModel):
     # ``// quiztui: ignore L106`` line, a JSON ``lint_ignore`` field), checked when loaded.
     lint_ignore: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "options", _tuple(self.options))
+        object.__setattr__(self, "metadata", tuple(_tuple(pair) for pair in self.metadata))
+        object.__setattr__(self, "lint_ignore", _tuple(self.lint_ignore))
+
     @property
     def key_text(self) -> str:
         return self.options[self.key]
@@ -38,12 +66,11 @@ class Question(BaseModel):
         return len(self.options)
 
 
-class Unjudged(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unjudged(_Copy):
     """An item kept from the file that the vet pipeline does not judge (an essay, matching, ...).
 
     It is listed as "not judged (type)" and written back unchanged."""
-
-    model_config = ConfigDict(frozen=True)
 
     id: str
     text: str
@@ -51,23 +78,30 @@ class Unjudged(BaseModel):
     source_line: int | None = None
     lint_ignore: tuple[str, ...] = ()  # as ``Question.lint_ignore``
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lint_ignore", _tuple(self.lint_ignore))
 
-class Quiz(BaseModel):
-    model_config = ConfigDict(frozen=True)
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Quiz(_Copy):
     title: str
     questions: tuple[Question, ...]
     unjudged: tuple[Unjudged, ...] = ()
     source_path: str | None = None
     format: str | None = None
     # Known true answers (question id -> option index), e.g. from a truth file beside a sample quiz.
-    truth: dict[str, int] = Field(default_factory=dict)
+    truth: dict[str, int] = field(default_factory=dict)
     # A non-strict load: one line per item left out (the strict error's words), and how many
     # items were loaded (None: every question and unjudged row is one item).
     skipped: tuple[str, ...] = ()
     loaded: int | None = None
     # Warnings about how the file was read (a legacy encoding guessed), printed with the report.
     notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("questions", "unjudged", "skipped", "notes"):
+            object.__setattr__(self, name, _tuple(getattr(self, name)))
+        object.__setattr__(self, "truth", dict(self.truth))
 
     def load_report(self) -> list[str]:
         """``loaded N of M items (K skipped: …)`` then one line per skipped item; [] when none."""
