@@ -13,7 +13,6 @@ import contextlib
 import functools
 import json
 import tempfile
-from importlib import metadata
 from importlib.resources import as_file, files
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -118,6 +117,8 @@ def checkout_root() -> Path | None:
     Read from the install's PEP 610 ``direct_url.json``: development defaults that live beside a
     checkout (the full Open Trivia DB dump, the grading benchmarks) are looked for only there.
     """
+    from importlib import metadata  # 4 ms of imports: only asked for a checkout's own path
+
     try:
         raw = metadata.distribution(PACKAGE).read_text("direct_url.json")
     except metadata.PackageNotFoundError:

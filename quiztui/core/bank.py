@@ -29,7 +29,6 @@ Conventions every format follows:
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -531,6 +530,8 @@ def _edited_text(old: Text, new_plain: str) -> Text:
     if old.plain() == new_plain or old.plain(layout=True) == new_plain:
         return old
     if old.format == "html":
+        import html  # its entity table: loaded for HTML text only
+
         return Text(html.escape(new_plain, quote=False), "html")
     return Text(new_plain, old.format)
 
@@ -619,6 +620,8 @@ def plain_text(text: str, fmt: str = "moodle", *, layout: bool = False) -> str:
                 text = _LINE_BREAK.sub(NEWLINE_MARK, text)
             text = _BREAK.sub(" ", text)
             text = _TAG.sub("", text)
+        import html
+
         text = html.unescape(text)
     return " ".join(text.split())
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from statistics import NormalDist
 from typing import Literal
 
 from quiztui.core.bayes import JudgeAccuracy
@@ -30,6 +29,8 @@ def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float,
         return (0.0, 1.0)
     if not 0 <= successes <= n:
         raise ValueError(f"successes {successes} outside 0..{n}")
+    from statistics import NormalDist  # statistics, fractions, decimal: loaded when asked
+
     z = NormalDist().inv_cdf(0.5 + level / 2)
     p = successes / n
     denom = 1 + z * z / n

@@ -29,7 +29,6 @@ import socket
 import sqlite3
 import sys
 import time
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -110,7 +109,9 @@ class LeaseStore:
     def write(self, run_id: int, now: float | None = None) -> Lease:
         """This process's lease on ``run_id``, replacing any (inside the caller's transaction)."""
         now = time.time() if now is None else now
-        lease = Lease(run_id, os.getpid(), this_host(), uuid.uuid4().hex, now)
+        lease = Lease(
+            run_id, os.getpid(), this_host(), os.urandom(16).hex(), now
+        )  # a random token (uuid: 2.5 ms of imports)
         self.conn.execute(
             "INSERT OR REPLACE INTO run_leases(run_id, pid, host, token, acquired_at, heartbeat)"
             " VALUES (?,?,?,?,?,?)",
@@ -245,7 +246,7 @@ def create_held(conn: sqlite3.Connection, kind: str, sql: str, params: Sequence[
         conn.execute(
             "INSERT OR REPLACE INTO kind_leases(kind, run_id, pid, host, token, acquired_at,"
             " heartbeat) VALUES (?,?,?,?,?,?,NULL)",
-            (kind, run_id, os.getpid(), this_host(), uuid.uuid4().hex, time.time()),
+            (kind, run_id, os.getpid(), this_host(), os.urandom(16).hex(), time.time()),
         )
     return run_id
 
