@@ -41,10 +41,9 @@ def finite(data: Any, reasons: Mapping[str, str] | None = None) -> Any:
 def dumps(data: Any, reasons: Mapping[str, str] | None = None, **kwargs: Any) -> str:
     """``json.dumps`` of ``finite(data)``; ``allow_nan=False`` makes a missed one an error.
 
-    Most reports hold no such figure: the C encoder finds that out (a ValueError) quicker than
-    :func:`finite` walks the data, so the walk is made only for the reports that need it."""
+    Most reports hold no such figure: encoding them as they are finds that out (a ValueError),
+    so :func:`finite`'s walk and a second encoding are made only for the reports that need it."""
     try:
-        json.dumps(data, allow_nan=False)
+        return json.dumps(data, allow_nan=False, **kwargs)
     except (ValueError, TypeError):  # a NaN, or a mapping or value only the walk turns into JSON
-        data = finite(data, reasons)
-    return json.dumps(data, allow_nan=False, **kwargs)
+        return json.dumps(finite(data, reasons), allow_nan=False, **kwargs)
