@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import math
 import sys
 import time
@@ -13,6 +12,7 @@ from typing import Any
 from quiztui.assemble.calibrate import calibration_events
 from quiztui.cli._args import Parents, help_for
 from quiztui.cli.flags import INT64_MAX, INT64_MIN, Number
+from quiztui.cli.running import run_to_end
 from quiztui.config import Config
 from quiztui.core.calibration import JudgeProfile
 from quiztui.report import json_text
@@ -194,7 +194,7 @@ def cmd_calibrate(config: Config, args: argparse.Namespace) -> int:
         interval_method=args.interval,
     )
     with Store(config.db_path()) as store:
-        profiles = asyncio.run(_calibrate(config, store, request))
+        profiles = run_to_end(_calibrate(config, store, request))
     _print_profiles(profiles, args.format)
     return 0
 
@@ -224,7 +224,7 @@ def _calibrate_from_review(config: Config, args: argparse.Namespace) -> int:
             compare_modes=args.modes,
             interval_method=args.interval,
         )
-        profiles = asyncio.run(_calibrate(config, store, request, gold))
+        profiles = run_to_end(_calibrate(config, store, request, gold))
     _print_profiles(profiles, args.format)
     return 0
 

@@ -8,7 +8,6 @@ stage items failed (each named on stderr); 2 bad input or config, or no pair at 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 import time
@@ -17,6 +16,7 @@ from typing import Any, TextIO
 
 from quiztui.cli._args import Parents, help_for
 from quiztui.cli.flags import Number
+from quiztui.cli.running import run_to_end
 from quiztui.config import Config
 from quiztui.errors import QuiztuiError
 
@@ -314,7 +314,7 @@ def cmd_generate(config: Config, args: argparse.Namespace) -> int:
     try:
         with Store(config.db_path()) as store:
             recorder = _Recorder(store, output, config.judge.model)
-            summary = asyncio.run(_run(run, provider, sys.stderr, recorder))
+            summary = run_to_end(_run(run, provider, sys.stderr, recorder))
     except KeyboardInterrupt:
         print("\nquiztui: generate interrupted; nothing written", file=sys.stderr)
         return 130

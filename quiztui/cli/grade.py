@@ -23,7 +23,6 @@ input or configuration (a judge endpoint that cannot be reached too).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 from quiztui.assemble.grade import benchmark_events, grade_events
 from quiztui.cli._args import Parents, help_for
 from quiztui.cli.flags import INT64_MAX, Number
+from quiztui.cli.running import run_to_end
 from quiztui.config import Config
 from quiztui.core.benchmark import CALIBRATIONS
 from quiztui.core.grading import GRADER_HELP, GRADERS, LLM_GRADERS, GradeItem
@@ -194,7 +194,7 @@ def cmd_grade(config: Config, args: argparse.Namespace) -> int:
             )
         if args.tui:
             return _tui(config, benchmark=(bench, grader, calibration))
-        return asyncio.run(_benchmark(config, bench, grader, calibration, args))
+        return run_to_end(_benchmark(config, bench, grader, calibration, args))
     calibrated = None
     if args.calibration is not None or args.file is not None:
         from quiztui.assemble.grade import answers_calibration
@@ -211,7 +211,7 @@ def cmd_grade(config: Config, args: argparse.Namespace) -> int:
     if args.tui:
         return _tui(config, items=(items, source, grader), calibrated=calibrated)
     with Store(config.db_path()) as store:
-        return asyncio.run(_grade(config, store, items, source, grader, args, calibrated))
+        return run_to_end(_grade(config, store, items, source, grader, args, calibrated))
 
 
 async def _grade(

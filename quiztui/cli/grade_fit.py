@@ -6,7 +6,6 @@ saved by name, listed, and applied to unmarked answers."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import csv
 import hashlib
 import io
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from quiztui.assemble.grade import calibration_embedder
+from quiztui.cli.running import run_to_end
 from quiztui.config import Config
 from quiztui.errors import QuiztuiError
 from quiztui.report import json_text
@@ -82,7 +82,7 @@ def cmd_kfold(config: Config, args: argparse.Namespace, grader: str) -> int:
     with Store(config.db_path()) as store:
         if args.tui:
             return _tui(config, store, marked, graders, args)
-        return asyncio.run(_kfold(config, store, marked, graders, args))
+        return run_to_end(_kfold(config, store, marked, graders, args))
 
 
 def _save_name(marked: Any, args: argparse.Namespace) -> str:

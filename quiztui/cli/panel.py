@@ -4,7 +4,6 @@ gold labels."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import math
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from quiztui.assemble.panel import member_config
 from quiztui.cli._args import Parents, answers_arguments, help_for, quiz_arguments
 from quiztui.cli._quiz import load_input
 from quiztui.cli.flags import Number
+from quiztui.cli.running import run_to_end
 from quiztui.config import Config
 from quiztui.report import json_text
 from quiztui.report.text import text_table
@@ -323,7 +323,7 @@ def cmd_panel(config: Config, args: argparse.Namespace) -> int:
         for line in answers.notes:
             print(f"quiztui: answers: {line}", file=sys.stderr)
         with Store(config.db_path()) as store:
-            finished = asyncio.run(
+            finished = run_to_end(
                 _drive_panel(
                     recorded_panel_run(
                         config, quiz, store, answers, args.fit, save_profiles=args.save_profiles
@@ -334,7 +334,7 @@ def cmd_panel(config: Config, args: argparse.Namespace) -> int:
     configs = panel_configs(config, args)
     quiz = load_input(config, args)
     with Store(config.db_path()) as store:
-        finished = asyncio.run(_run_panel(configs, quiz, store, args.fit, args.save_profiles))
+        finished = run_to_end(_run_panel(configs, quiz, store, args.fit, args.save_profiles))
     return _panel_report(finished, args)
 
 

@@ -18,7 +18,6 @@ failures), 2 bad input or configuration.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import csv
 import io
 import sys
@@ -30,6 +29,7 @@ from quiztui.assemble.review import StartReview, review_starter, settings
 from quiztui.cli._args import Parents, help_for, quiz_arguments
 from quiztui.cli._quiz import load_input
 from quiztui.cli.flags import INT64_MAX, Number
+from quiztui.cli.running import run_to_end
 from quiztui.config import Config
 from quiztui.core.quiz import Quiz
 from quiztui.core.review import CRITERIA, MODES, SHORT
@@ -131,7 +131,7 @@ def cmd_review(config: Config, args: argparse.Namespace) -> int:
             )
             ReviewApp(screen, theme_name=config.ui.theme).run()
             return 0
-        return asyncio.run(_headless(quiz, start, mode, args))
+        return run_to_end(_headless(quiz, start, mode, args))
 
 
 async def _headless(quiz: Quiz, start: StartReview, mode: str, args: argparse.Namespace) -> int:

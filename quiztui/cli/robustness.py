@@ -13,7 +13,6 @@ Exit codes: 0 done (refusals and unanswered forms are reported, not failures), 1
 from __future__ import annotations
 
 import argparse
-import asyncio
 import csv
 import io
 import sys
@@ -26,6 +25,7 @@ from quiztui.assemble.robustness import robustness_events
 from quiztui.cli._args import Parents, help_for, quiz_arguments
 from quiztui.cli._quiz import load_input
 from quiztui.cli.flags import INT64_MAX, Number
+from quiztui.cli.running import run_to_end
 from quiztui.config import Config
 from quiztui.core.paraphrase import ANSWERED, QuestionRobustness
 from quiztui.report import json_text
@@ -115,7 +115,7 @@ def cmd_robustness(config: Config, args: argparse.Namespace) -> int:
     if args.tui:
         return _tui(config, quiz, run_settings)
     with Store(config.db_path()) as store:
-        return asyncio.run(_run(config, store, quiz, run_settings, args))
+        return run_to_end(_run(config, store, quiz, run_settings, args))
 
 
 async def _run(

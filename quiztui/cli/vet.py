@@ -21,6 +21,7 @@ from quiztui.cli import collector
 from quiztui.cli import estimate as cli_estimate
 from quiztui.cli._args import COLUMNS_HELP, STRICT_HELP, Parents, answers_arguments, help_for
 from quiztui.cli.flags import INT64_MAX, Number
+from quiztui.cli.running import run_to_end
 from quiztui.core.kscore import BADGE_SEVERITY, Badge
 from quiztui.core.terminal import RAW_CSV_HELP
 
@@ -477,7 +478,7 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
             lint.append(done)
 
         try:
-            summary = asyncio.run(
+            summary = run_to_end(
                 headless(
                     runs.start_run,
                     Progress(sys.stderr),
