@@ -683,6 +683,9 @@ class FakeOpenAI:
         # is what is left of it, so that work is never added on top (sixteen replies of a round
         # otherwise came one after another, 3 ms apart, after their waits).
         due = asyncio.get_running_loop().time() + self.latency
+        # The other requests that arrived with this one take their time now too: they are not
+        # held up by this one's preparation (a model server reads them all as they come).
+        await asyncio.sleep(0)
         if fault == "429":
             await _until(due)
             message = "Rate limit reached for requests. Please try again later."
