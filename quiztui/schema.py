@@ -417,20 +417,27 @@ def model_validator(*, mode: Literal["after"] = "after") -> Callable[[Any], Any]
 
 
 class _Spec:
-    """A section class's fields with their types resolved, and its validators."""
+    """A section class's fields (by name and by alias) and its validators: one per method name,
+    a subclass's replacing its base's, as Python's own method lookup does."""
 
     def __init__(self, cls: type[Section]) -> None:
         self.fields = cls.model_fields
         self.by_alias = {info.alias: name for name, info in self.fields.items() if info.alias}
+        marked: dict[str, Any] = {}
+        for klass in reversed(cls.__mro__):
+            for attr_name, attr in vars(klass).items():
+                fn = attr.__func__ if isinstance(attr, classmethod) else attr
+                if hasattr(fn, "__quiztui_before__") or hasattr(fn, "__quiztui_after__"):
+                    marked[attr_name] = fn
+                else:
+                    marked.pop(attr_name, None)  # overridden by an unmarked method
         self.before: dict[str, list[Callable[[Any], Any]]] = {}
         self.after: list[Callable[[Any], Any]] = []
-        for klass in reversed(cls.__mro__):
-            for attr in vars(klass).values():
-                fn = attr.__func__ if isinstance(attr, classmethod) else attr
-                for name in getattr(fn, "__quiztui_before__", ()):
-                    self.before.setdefault(name, []).append(getattr(cls, fn.__name__))
-                if getattr(fn, "__quiztui_after__", False):
-                    self.after.append(fn)
+        for attr_name, fn in marked.items():
+            for name in getattr(fn, "__quiztui_before__", ()):
+                self.before.setdefault(name, []).append(getattr(cls, attr_name))
+            if getattr(fn, "__quiztui_after__", False):
+                self.after.append(fn)
 
     def field(self, name: str, value: Any) -> Any:
         for hook in self.before.get(name, ()):

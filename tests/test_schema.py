@@ -231,3 +231,39 @@ def test_a_flag_with_its_own_bounds_reads_as_pydantics_type_adapter() -> None:
                 assert [e["msg"] for e in ours.value.errors()] == [e["msg"] for e in exc.errors()]
             else:
                 assert check_value(kind, text, bounds_of(**bounds)) == expected
+
+
+def test_a_subclass_validator_replaces_its_bases_and_runs_once() -> None:
+    from quiztui.schema import field_validator, model_validator
+
+    calls: list[str] = []
+
+    class Base(Section):
+        name: str = Field("x", description="a name")
+
+        @field_validator("name", mode="before")
+        @classmethod
+        def _strip(cls, value: Any) -> Any:
+            calls.append("base")
+            return value
+
+        @model_validator(mode="after")
+        def _check(self) -> Any:
+            calls.append("base after")
+            return self
+
+    class Child(Base):
+        @field_validator("name", mode="before")
+        @classmethod
+        def _strip(cls, value: Any) -> Any:
+            calls.append("child")
+            return value.strip() if isinstance(value, str) else value
+
+        def _check(self) -> Any:  # no longer a validator here
+            return self
+
+    assert Child.model_validate({"name": " y "}).name == "y"
+    assert calls == ["child"]
+    calls.clear()
+    assert Base.model_validate({"name": " y "}).name == " y "
+    assert calls == ["base", "base after"]
