@@ -47,20 +47,31 @@ DEFERRED = (
 )
 
 SPY = """
-import gc, json, sys
+import dataclasses, gc, json, sys
 import quiztui.cli
+from quiztui.core import records
 from quiztui.providers.openai_compat import OpenAICompatProvider as P
-first, collecting = [], []
+first, collecting, plain = [], [], []
 attempt = P._attempt
+def dataclasses_of(names):
+    for name in names:
+        for value in list(vars(sys.modules[name]).values()):
+            if isinstance(value, type) and value.__module__ == name:
+                if "__dataclass_fields__" in value.__dict__ or value in records.pending():
+                    yield value
 async def spy(self, *args, **kwargs):
     if not first:
         first.append(sorted(sys.modules))
+        loaded = [m for m in sys.modules if m.startswith("quiztui.")]
+        plain.extend(c.__qualname__ for c in dataclasses_of(loaded) if not records.is_record(c))
+        first.append(sorted(c.__qualname__ for c in records.pending()))
     collecting.append(gc.isenabled())
     return await attempt(self, *args, **kwargs)
 P._attempt = spy
 from quiztui.cli import main
 code = main(sys.argv[1:])
 print(json.dumps({"code": code, "first": first[0], "end": sorted(sys.modules),
+                  "plain": plain, "pending": [first[1], [c.__qualname__ for c in records.pending()]],
                   "collecting": collecting, "after": [gc.isenabled(), gc.get_freeze_count()]}))
 """
 
@@ -91,6 +102,12 @@ def test_headless_vet_sends_its_first_request_before_the_heavy_imports(tmp_path:
     assert "pydantic" not in end
     # The deferred work was done all the same, while the judge worked: the report has its lint.
     assert {"numpy", "quiztui.report.writers", "quiztui.core.lint"} <= end
+    # Its classes are records (core/records.py): those the first request does not need are made
+    # while the judge works, not before it (the end's summaries), and none is left unmade.
+    assert seen["plain"] == [], "a dataclass on the path to the first request is not a record"
+    at_first, at_end = seen["pending"]
+    assert {"RunSummary", "QuestionSummary", "RunFinished"} <= set(at_first)
+    assert "Question" not in at_first and at_end == []
     written = json.loads(report.read_text())
     assert written["lint"]["questions"] == len(quiz.questions), "the report's lint ran"
     # The garbage collector is held off while the run starts and back on once its first

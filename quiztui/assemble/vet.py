@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from quiztui.assemble.common import probe_judge, prompt_for
 from quiztui.core.bayes import JudgeAccuracy
+from quiztui.core.records import record
 from quiztui.errors import QuiztuiError
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def judge_accuracy(
     return profile.accuracy() if profile is not None else JudgeAccuracy()
 
 
-@dataclass
+@record
 class VetRuns:
     """What a face needs to run a quiz: the judge, its accuracy, and ``start_run``.
 

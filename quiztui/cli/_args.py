@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from quiztui.cli.flags import Number
+from quiztui.core.records import record
 
 # name -> (module under quiztui.cli that registers it, one-line help). Order is the help's order.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -144,7 +144,7 @@ def help_for(command: str) -> str:
     return COMMANDS[command][1]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Parents:
     """Parent parsers: ``common`` (--config) for every subcommand, ``judge`` for the judged ones."""
 

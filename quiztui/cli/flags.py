@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_args
+
+from quiztui.core.records import record
 
 if TYPE_CHECKING:
     from quiztui.config import Config
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
-@dataclass
+@record
 class Bounds:
     """A flag's declared range: each bound inclusive (ge, le) or not (gt, lt); None: none."""
 

@@ -376,7 +376,12 @@ async def report_work(config: Config, quiz: Quiz) -> LintReport:
     """What a headless run's report needs besides the verdicts, done while the judge is waited on
     (:func:`headless`'s ``when_sent``): numpy (the judge model's, at the run's end), the report
     writers and the review desk imported, the quiz's lint. On the event loop's thread, a step at
-    a time, so a reply that arrives meanwhile waits for one step, not for all of them."""
+    a time, so a reply that arrives meanwhile waits for one step, not for all of them. First the
+    records imported but not made yet (``core/records.py``): the replies' own classes among them."""
+    from quiztui.core.records import make_pending
+
+    for _ in make_pending():
+        await asyncio.sleep(0)
     import numpy
     import numpy.ma  # np.quantile's np.unique asks for it: 10-20 ms after the last reply else
     import numpy.random  # the judge model's intervals (imported by numpy on first use)

@@ -12,9 +12,9 @@ import random
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from quiztui.core.quiz import Quiz
+from quiztui.core.records import record
 
 _WS = re.compile(r"\s+")
 
@@ -42,7 +42,7 @@ def _bmp_blanks() -> dict[int, str]:
     }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Assertion:
     """One true/false claim. ``uid`` is stable across runs (question id + option index)."""
 

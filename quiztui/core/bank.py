@@ -31,15 +31,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from quiztui.core.quiz import Question, Quiz, Unjudged, load_report
+from quiztui.core.records import record
 from quiztui.errors import QuiztuiError
 
 TEXT_FORMATS = ("moodle", "html", "markdown", "plain")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Text:
     text: str
     format: str = "moodle"
@@ -48,7 +49,7 @@ class Text:
         return plain_text(self.text, self.format, layout=layout)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Choice:
     text: Text
     correct: bool = False
@@ -82,7 +83,7 @@ CLOZE_TYPES: dict[str, str] = {
 BLANK = re.compile(r"\{#(\d+)\}")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SubQuestion:
     """One blank of an embedded-answers (Cloze) item: ``{2:MC:~a~=b}`` is kind ``MC`` (as
     written), mark ``2`` (the grade; "" when left out, which Moodle reads as 1)."""
@@ -100,7 +101,7 @@ class SubQuestion:
         return CLOZE_TYPES[self.kind]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Item:
     type: str
     stem: Text
@@ -133,7 +134,7 @@ class Item:
         return replace(self, line=None, span=None)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Skipped:
     """An item a non-strict load left out, and why: ``problem`` is the line the strict load's
     error gives for it (file, line, field, message), ``title`` the item's own title if any.
@@ -148,7 +149,7 @@ class Skipped:
         return self.problem + (f" (item {self.title!r})" if self.title else "")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Bank:
     items: tuple[Item, ...]
     format: str

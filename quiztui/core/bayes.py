@@ -23,8 +23,9 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from quiztui.core.records import record
 
 if TYPE_CHECKING:
     import numpy as np
@@ -46,7 +47,7 @@ def p_k(i: int, n: int, x: float) -> float:
     return math.comb(n, i) * x**i * (1.0 - x) ** (n - i)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class JudgeAccuracy:
     tpr: float = DEFAULT_TPR
     tnr: float = DEFAULT_TNR
@@ -59,7 +60,7 @@ class JudgeAccuracy:
     tnr_ci: tuple[float, float] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class QuestionPosterior:
     confidence: float  # P(keyed option is the correct one | verdicts)
     posterior: tuple[float, ...]  # P(option i is the correct one | verdicts)
@@ -265,7 +266,7 @@ def p_true_given_judged_true(tpr: float, tnr: float, x: float) -> float:
 CALIBRATION_BINS = 10  # equal-width bins of the reliability diagram and the ECE
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ReliabilityBin:
     lo: float
     hi: float

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
 from quiztui.core.bayes import JudgeAccuracy
 from quiztui.core.figures import PANEL_FIT, profile_source
+from quiztui.core.records import record
 
 IntervalMethod = Literal["wilson", "beta"]
 JudgeMode = Literal["assertion", "question"]
@@ -75,7 +76,7 @@ def rate_interval(
     return wilson_interval(successes, n, level)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Confusion:
     """Verdicts on gold assertions. Unjudged assertions are counted apart, never as errors."""
 
@@ -137,7 +138,7 @@ class Confusion:
         return rate_interval(self.tn, self.negatives, method)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class JudgeProfile:
     """One calibration run's measurement of one judge set-up."""
 

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from quiztui.core.assertions import Assertion, batch_ids, render_batch
 from quiztui.core.question_mode import render_question_batch
+from quiztui.core.records import record
 
 CHARS_PER_TOKEN = 4
 # Assumed length of a verdict's reason ("does not match the facts" is 24). The judge prompt asks
@@ -52,7 +53,7 @@ def approx_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ModelPrice:
     """USD per million tokens for one model (from ``[cost]``); ``batch_discount`` multiplies both
     when the run goes through a provider batch API."""
@@ -81,7 +82,7 @@ class ModelPrice:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Measured:
     """What a judge profile measured for this judge set-up (None: not measured)."""
 
@@ -91,14 +92,14 @@ class Measured:
     source: str = ""  # e.g. "profile #3"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class PlannedRequest:
     assertions: int
     prompt_tokens: int
     completion_tokens: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Estimate:
     """What a run (or the rest of a resumed one) will take. ``cost`` None: no price known."""
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from quiztui.core.records import record
 from quiztui.errors import ConfigError
 
 SEVERITIES = ("info", "warning", "error")
@@ -22,7 +22,7 @@ SEVERITY_RANK = {name: rank for rank, name in enumerate(SEVERITIES, 1)}
 FAIL_ON = ("error", "warning", "info", "never")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CodeInfo:
     code: str
     severity: str
@@ -261,7 +261,7 @@ def selection_codes(
     return (codes_of(select) | codes_of(extend_select)) - codes_of(ignore)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LintSettings:
     """Which rules run and their thresholds (``[lint]`` in the config converts to this).
 
@@ -313,7 +313,7 @@ class LintSettings:
         return code in self.select and code not in self.disable
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LintFinding:
     code: str
     severity: str
@@ -341,7 +341,7 @@ class LintFinding:
         }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LintReport:
     findings: tuple[LintFinding, ...]
     questions: int  # questions linted (unjudged items included)

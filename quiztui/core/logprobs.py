@@ -25,12 +25,12 @@ import bisect
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
+from quiztui.core.records import record
 from quiztui.core.verdicts import FALSE_WORDS, TRUE_WORDS
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class TokenLogprob:
     """One generated token, its log-probability and the most likely alternatives at its place."""
 

@@ -30,11 +30,12 @@ scores a vet run's end with the fitted rates; ``bench/prior_calibration.py`` mea
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from quiztui.core.bayes import DEFAULT_PRIOR, JudgeAccuracy, _likelihood
 from quiztui.core.figures import judge_source
+from quiztui.core.records import record
 
 if TYPE_CHECKING:
     import numpy as np
@@ -49,7 +50,7 @@ _MAX_ITER = 200
 _EDGE = 1e-9
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class PriorEstimate:
     """The share of correct keys estimated from a run's verdicts."""
 
@@ -170,7 +171,7 @@ def _profile_interval(a: np.ndarray, b: np.ndarray, mle: float) -> tuple[float, 
     return crossing(mle, _EDGE), crossing(mle, 1.0 - _EDGE)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class QuizFit:
     """X and the judge's rates fitted together from one quiz's verdicts."""
 

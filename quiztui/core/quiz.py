@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeVar
+
+from quiztui.core.records import record
 
 _T = TypeVar("_T")
 
@@ -31,7 +33,7 @@ class _Copy:
         return dataclasses.asdict(self)  # type: ignore[call-overload, no-any-return]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Question(_Copy):
     """One multiple-choice question. ``key`` is the index of the keyed (supposedly correct) option."""
 
@@ -66,7 +68,7 @@ class Question(_Copy):
         return len(self.options)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Unjudged(_Copy):
     """An item kept from the file that the vet pipeline does not judge (an essay, matching, ...).
 
@@ -82,7 +84,7 @@ class Unjudged(_Copy):
         object.__setattr__(self, "lint_ignore", _tuple(self.lint_ignore))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Quiz(_Copy):
     title: str
     questions: tuple[Question, ...]

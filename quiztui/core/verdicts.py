@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
 from typing import Any
 
+from quiztui.core.records import record
 from quiztui.core.replies import JSONRefused, json_document
 
 _TRUE = {"true", "t", "yes", "correct", "accurate", "1"}
@@ -36,7 +36,7 @@ _LINE = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ParsedVerdict:
     id: str
     verdict: bool

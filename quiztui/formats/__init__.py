@@ -10,11 +10,11 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from quiztui.core.bank import bank_quiz
 from quiztui.core.quiz import Quiz
+from quiztui.core.records import record
 from quiztui.errors import QuizFormatError, QuizProblem
 from quiztui.formats import csv, opentdb, quizaic
 from quiztui.formats._depth import MAX_JSON_DEPTH, too_deep
@@ -39,7 +39,7 @@ def _bank_parser(name: str) -> Callable[..., Quiz]:
     return parse
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class QuizFormat:
     name: str
     extensions: tuple[str, ...]

@@ -9,9 +9,10 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from quiztui.core.quiz import Question, Quiz
+from quiztui.core.records import record
 from quiztui.errors import QuizFormatError, QuizProblem
 from quiztui.formats._source import show
 
@@ -29,7 +30,7 @@ def shuffled_order(question_text: str, n: int) -> list[int]:
     return order
 
 
-@dataclass
+@record
 class RawItem:
     """One question as read from a file, before validation.
 
@@ -55,7 +56,7 @@ class RawItem:
     lint_ignore: tuple[str, ...] = ()  # lint rules the quiz accepts for this question
 
 
-@dataclass
+@record
 class QuizBuilder:
     path: str
     fmt: str

@@ -13,11 +13,12 @@ import csv
 import io
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from quiztui.core.bank import Bank, Item, flat, refuse_annotations, why_not_judged
 from quiztui.core.quiz import Quiz
+from quiztui.core.records import record
 from quiztui.core.terminal import csv_row, csv_unquote
 from quiztui.errors import QuiztuiError
 from quiztui.formats import _dataset
@@ -193,7 +194,7 @@ def _option_name(index: int) -> str:
     return _LETTERS[index] if index < len(_LETTERS) else f"option{index + 1}"
 
 
-@dataclass
+@record
 class _Columns:
     question: int
     options: list[int]

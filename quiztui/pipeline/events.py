@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from quiztui.core.estimate import Estimate
 from quiztui.core.kscore import Badge
+from quiztui.core.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class RunStarted:
     run_id: int
     quiz_title: str
@@ -33,7 +34,7 @@ class RunStarted:
     tnr_ci: tuple[float, float] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class VerdictReceived:
     seq: int  # position of the assertion in the shuffled run order (stable across resume)
     question_id: str
@@ -44,7 +45,7 @@ class VerdictReceived:
     p_true: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class AssertionUnjudged:
     seq: int
     question_id: str
@@ -52,7 +53,7 @@ class AssertionUnjudged:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class BatchRetried:
     batch_no: int
     attempt: int
@@ -60,14 +61,14 @@ class BatchRetried:
     delay: float
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class BatchFailed:
     batch_no: int
     error: str
     assertions: int  # how many assertions go back to the queue (or end unjudged)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class QuestionScored:
     question_id: str
     k: int
@@ -81,7 +82,7 @@ class QuestionScored:
     graded: float | None = None  # P(key correct) from per-option P(true), when logprobs came
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class UsageUpdated:
     requests: int
     retries: int
@@ -98,7 +99,7 @@ class UsageUpdated:
     tokens_note: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class QuestionSummary:
     question_id: str
     text: str
@@ -116,7 +117,7 @@ class QuestionSummary:
     interval: tuple[float, float] | None = None  # 95 % interval of confidence (calibrated judge)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class RunSummary:
     run_id: int
     status: str  # "finished", "cancelled", "failed"
@@ -153,7 +154,7 @@ class RunSummary:
     prior_label: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ProviderBatchStatus:
     """A provider batch (OpenAI Batch / Anthropic Message Batches) was submitted, polled or
     collected. Counts are requests (one per judge batch), not assertions."""
@@ -167,7 +168,7 @@ class ProviderBatchStatus:
     resumed: bool = False  # a batch submitted by an earlier process, found in the store
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class RunFinished:
     summary: RunSummary
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from quiztui.core.assertions import Assertion
@@ -26,6 +26,7 @@ from quiztui.core.estimate import approx_tokens, usd
 from quiztui.core.logprobs import LogprobIndex, graded_key_score
 from quiztui.core.question_mode import QuestionVerdictParser, answer_schema
 from quiztui.core.quiz import Question
+from quiztui.core.records import record
 from quiztui.core.verdicts import (
     ParsedVerdict,
     StreamingVerdictParser,
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
 CUT_AT_MAX_TOKENS = "cut at max_tokens"  # the unjudged reason of a reply cut at the token limit
 
 
-@dataclass(slots=True)
+@record
 class AssertionState:
     verdict: bool | None = None
     reason: str = ""
@@ -72,7 +73,7 @@ class AssertionState:
     p_true: float | None = None  # from the verdict token's logprobs, when the judge sent them
 
 
-@dataclass
+@record
 class _Counters:
     tokens_in: int = 0
     tokens_out: int = 0

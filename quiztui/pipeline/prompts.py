@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from quiztui import resources
+from quiztui.core.records import record
 from quiztui.errors import ConfigError
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class PromptTemplate:
     name: str
     system: str

@@ -10,7 +10,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from quiztui.core.assertions import Assertion, decompose, shuffled
 from quiztui.core.bayes import JudgeAccuracy
@@ -22,6 +22,7 @@ from quiztui.core.prior import (
     fit_prior_and_rates,
 )
 from quiztui.core.quiz import Quiz
+from quiztui.core.records import record
 from quiztui.errors import ConfigError, StoreError
 from quiztui.pipeline.estimate import default_seed
 from quiztui.pipeline.events import RunFinished, VetEvent
@@ -38,7 +39,7 @@ from quiztui.store.leases import HEARTBEAT_SECONDS, Lease
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class VetSettings:
     batch_size: int = 20
     concurrency: int = 16
@@ -66,7 +67,7 @@ class VetSettings:
         return self.batch_size if self.mode == "assertion" else 1
 
 
-@dataclass
+@record
 class VetRun:
     quiz: Quiz
     provider: Provider

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol
 
 from quiztui.core.logprobs import TokenLogprob
+from quiztui.core.records import record
 from quiztui.errors import ProviderError
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ChatRequest:
     messages: tuple[tuple[str, str], ...]  # (role, content)
     temperature: float = 0.0
@@ -30,7 +31,7 @@ class ChatRequest:
         return {"temperature": self.temperature, "max_tokens": self.max_tokens}
 
 
-@dataclass(slots=True)
+@record
 class ChatResult:
     text: str = ""
     tokens_in: int = 0
@@ -43,7 +44,7 @@ class ChatResult:
     tokens_counted: bool = False  # no usage either; counted by the server's own tokenizer
 
 
-@dataclass(slots=True)
+@record
 class RetryNotice:
     attempt: int
     error: str
@@ -83,7 +84,7 @@ OnRetry = Callable[[RetryNotice], None]
 OnLogprobs = Callable[[list[TokenLogprob]], None]
 
 
-@dataclass
+@record
 class Usage:
     requests: int = 0
     retries: int = 0

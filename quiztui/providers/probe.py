@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
 
+from quiztui.core.records import record
 from quiztui.errors import ConfigError
 
 MAX_LISTED = 20  # models named in the unknown-model line
@@ -122,7 +122,7 @@ def server_slots(
     return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0 else None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Tokenizer:
     """A server's tokenize endpoint: ``POST url {field: text}`` → ``{"tokens": [...]}``."""
 

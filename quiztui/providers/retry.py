@@ -20,12 +20,12 @@ import asyncio
 import logging
 import random
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
 import httpx
 
+from quiztui.core.records import record
 from quiztui.providers.base import RequestFailed, RetryNotice
 
 log = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 TRANSIENT = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class RetryPolicy:
     max_retries: int = 4
     base_delay: float = 0.5

@@ -31,8 +31,8 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 
+from quiztui.core.records import record
 from quiztui.errors import StoreError
 
 HEARTBEAT_SECONDS = 10.0
@@ -54,7 +54,7 @@ class RunBusy(StoreError):
     """Another live process holds the run's lease."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Lease:
     run_id: int
     pid: int

@@ -7,13 +7,13 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quiztui.core.assertions import Assertion
 from quiztui.core.quiz import Quiz
+from quiztui.core.records import record
 from quiztui.errors import StoreError
 from quiztui.store.cache import VerdictCache
 from quiztui.store.db import connect
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from quiztui.store.robustness import RobustnessStore
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class RunRecord:
     id: int
     created_at: float
@@ -51,7 +51,7 @@ class RunRecord:
     summary: dict[str, Any] | None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class StoredVerdict:
     seq: int
     verdict: bool | None
@@ -61,7 +61,7 @@ class StoredVerdict:
     p_true: float | None = None  # from the verdict token's logprobs
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class RunListing:
     """One row of the run history: the run's identity and counts, without its questions."""
 
