@@ -605,3 +605,14 @@ def test_tokens_go_with_the_chunk_they_start_in() -> None:
         [": F"],
         ["\n"],
     ]
+
+
+@pytest.mark.parametrize("top", [5, "A1", {"token": "A1", "logprob": -0.1}, None, [1, {"x": 2}]])
+def test_a_hostile_top_logprobs_leaves_its_token_without_alternatives(top: object) -> None:
+    """A reply is untrusted: a ``top_logprobs`` that is not a list of entries (a number raised
+    TypeError here and cost the batch) gives the token no alternatives; its text and logprob stay."""
+    from quiztui.providers.openai_compat import _parse_logprobs, _TokenTexts
+
+    item = {"token": "A1", "logprob": -0.5, "bytes": [65, 49], "top_logprobs": top}
+    (token,) = _parse_logprobs({"content": [item]}, _TokenTexts())
+    assert (token.token, token.logprob, token.top) == ("A1", -0.5, ())

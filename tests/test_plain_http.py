@@ -14,8 +14,11 @@ from pipeline_helpers import make_quiz
 from test_estimate import run_all, vet_run
 
 from quiztui.pipeline.vet import VetSettings
+from quiztui.providers._http import event_json, sse_data
+from quiztui.providers.base import RequestFailed
 from quiztui.providers.openai_compat import OpenAICompatProvider
-from quiztui.providers.plain_http import PlainHTTPTransport
+from quiztui.providers.plain_http import PlainHTTPSyncTransport, PlainHTTPTransport
+from quiztui.providers.probe import _transport_for
 from quiztui.store import Store
 from quiztui.testing.fake_openai import FakeOpenAI, truth_from_quiz
 
@@ -287,3 +290,103 @@ def test_the_sync_transport_maps_refusals_and_silence_to_httpx_errors() -> None:
     with httpx.Client(transport=PlainHTTPSyncTransport()) as client:
         with pytest.raises(httpx.ConnectError):  # nothing listens there now
             client.get(f"http://127.0.0.1:{port}/v1/models")
+
+
+_SSE_BODY = (
+    b'data: {"choices":[{"index":0,"delta":{"content":"A1: TRUE - ok\\n"},"finish_reason":null}]}\n\n'
+    b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+)
+SSE_REPLY = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nSet-Cookie: sticky=1; Path=/\r\n"
+    + f"Content-Length: {len(_SSE_BODY)}\r\n\r\n".encode()
+    + _SSE_BODY
+)
+
+
+async def test_a_streamed_request_goes_straight_to_the_transport_byte_for_byte_as_httpx_sends_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The provider skips httpx's client layers for a plain-HTTP judge (``_post_stream``): the
+    server gets the very bytes the client would send (URL, headers, JSON body), the reply reads
+    the same, and a cookie the server sets is neither kept nor sent back."""
+    monkeypatch.setenv("QUIZ_KEY", "sk-test-123")
+    body = {"model": "m", "messages": [{"role": "user", "content": 'é \u2028 "q"'}], "n": 1.5}
+    async with raw_server(answer(SSE_REPLY)) as (url, requests, _):
+        judge = OpenAICompatProvider(base_url=url + "/v1", model="m", api_key_env="QUIZ_KEY")
+        assert judge._direct is judge._client._transport
+        replies = []
+        for direct in (judge._direct, judge._direct, None):  # httpx's client last: it keeps cookies
+            judge._direct = direct
+            async with judge._post_stream("/chat/completions", body) as response:
+                replies.append((response.status_code, [p async for p in sse_data(response)]))
+        await judge.aclose()
+    assert len(requests) == 3 and requests[0] == requests[1] == requests[2]
+    assert requests[0].startswith(b"POST /v1/chat/completions HTTP/1.1\r\n")
+    assert b"authorization: Bearer sk-test-123" in requests[0].lower().replace(b"bearer", b"Bearer")
+    assert b"cookie" not in requests[1].lower()  # the first reply set one: not kept
+    assert replies[0] == replies[1] == replies[2] and replies[0][0] == 200
+
+
+async def test_a_redirect_is_refused_on_the_straight_path_too() -> None:
+    moved = b"HTTP/1.1 307 Temporary Redirect\r\nLocation: http://elsewhere.invalid/\r\nContent-Length: 0\r\n\r\n"
+    async with raw_server(answer(moved)) as (url, requests, _):
+        judge = OpenAICompatProvider(base_url=url + "/v1", model="m")
+        with pytest.raises(RequestFailed) as refused:
+            async with judge._post_stream("/chat/completions", {"model": "m"}):
+                pass
+        await judge.aclose()
+    assert refused.value.status == 307 and not refused.value.retryable
+    assert len(requests) == 1
+
+
+def test_a_proxy_from_the_environment_is_honoured_for_a_plain_http_judge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """httpx's client honours ``HTTP_PROXY`` only with its own transport: a URL a proxy applies
+    to gets it (and the probe too), one ``NO_PROXY`` names gets quiztui's."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    url = "http://192.0.2.1:8080/v1"
+    judge = OpenAICompatProvider(base_url=url, model="m")
+    assert judge._direct is None and not isinstance(judge._client._transport, PlainHTTPTransport)
+    assert _transport_for(url + "/models", None) is None  # httpx's own, which mounts the proxy
+    monkeypatch.setenv("NO_PROXY", "192.0.2.1")
+    judge = OpenAICompatProvider(base_url=url, model="m")
+    assert isinstance(judge._direct, PlainHTTPTransport)
+    assert judge._direct is judge._client._transport
+    assert isinstance(_transport_for(url + "/models", None), PlainHTTPSyncTransport)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        '{"a": [1, 2.5, "x"], "b": {"c": null, "d": true}}',
+        '{"logprob": NaN, "x": -Infinity}',  # the standard library's, refused by orjson
+        '{"big": 123456789012345678901234567890}',
+        '{"s": "\\ud800 lone"}',
+        '{"a": 1, "a": 2}',
+        '"text"',
+    ],
+)
+def test_event_json_reads_every_event_as_the_standard_library_does(payload: str) -> None:
+    import json
+    import math
+
+    got, want = event_json(payload), json.loads(payload)
+    if "big" in payload:  # orjson reads an integer past 64 bits as a float: no event has one
+        assert got == {"big": float(want["big"])}
+        return
+    assert repr(got) == repr(want)
+    assert (
+        [math.isnan(v) for v in got.values() if isinstance(v, float)]
+        == [math.isnan(v) for v in want.values() if isinstance(v, float)]
+        if isinstance(got, dict)
+        else True
+    )
+
+
+@pytest.mark.parametrize("payload", ["{", "", "{'a': 1}", "[1,]", "nan"])
+def test_event_json_refuses_what_is_not_json_with_a_value_error(payload: str) -> None:
+    with pytest.raises(ValueError):
+        event_json(payload)

@@ -387,6 +387,10 @@ async def report_work(config: Config, quiz: Quiz) -> LintReport:
     import numpy.random  # the judge model's intervals (imported by numpy on first use)
 
     await asyncio.sleep(0)
+    from quiztui.providers._http import event_json
+
+    event_json("{}")  # orjson, which reads the streamed replies
+    await asyncio.sleep(0)
     import quiztui.core.judges  # the end's scores (pipeline/vet.VetRun._judge_model)
 
     await asyncio.sleep(0)

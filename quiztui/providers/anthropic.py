@@ -19,13 +19,12 @@ that ran out; 429 and 529 cut the adaptive concurrency limit.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Mapping
 from typing import Any, Unpack
 
 import httpx
 
-from quiztui.providers._http import HTTPOptions, HTTPProvider, sse_data
+from quiztui.providers._http import HTTPOptions, HTTPProvider, event_json, sse_data
 from quiztui.providers.base import ChatRequest, ChatResult, OnLogprobs, OnText, StreamInterrupted
 from quiztui.providers.retry import RETRYABLE_STATUS, TRANSIENT, Retryable
 
@@ -164,13 +163,13 @@ class AnthropicProvider(HTTPProvider):
         done = False
         body = self._body(request, True)
         try:
-            async with self._client.stream("POST", MESSAGES_PATH, json=body) as response:
+            async with self._post_stream(MESSAGES_PATH, body) as response:
                 if response.status_code >= 400:
                     await response.aread()
                     self._check_status(response)
                 async for payload in sse_data(response):
                     try:
-                        event = json.loads(payload)
+                        event = event_json(payload)
                     except ValueError:
                         continue  # a malformed event: skip it, the parser re-asks missing ids
                     if not isinstance(event, dict):

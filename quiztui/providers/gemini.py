@@ -21,14 +21,13 @@ run stops instead of failing every batch alike.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Unpack
 from urllib.parse import quote
 
 import httpx
 
-from quiztui.providers._http import HTTPOptions, HTTPProvider, sse_data
+from quiztui.providers._http import HTTPOptions, HTTPProvider, event_json, sse_data
 from quiztui.providers.base import (
     ChatRequest,
     ChatResult,
@@ -156,7 +155,7 @@ class GeminiProvider(HTTPProvider):
                     self._check_status(response)
                 async for payload in sse_data(response):
                     try:
-                        chunk = json.loads(payload)
+                        chunk = event_json(payload)
                     except ValueError:
                         continue  # a malformed event: skip it, the parser re-asks missing ids
                     if isinstance(chunk, dict):

@@ -21,7 +21,7 @@ from typing import Any, Literal, Unpack
 import httpx
 
 from quiztui.core.logprobs import TokenLogprob
-from quiztui.providers._http import HTTPOptions, HTTPProvider, sse_data
+from quiztui.providers._http import HTTPOptions, HTTPProvider, event_json, sse_data
 from quiztui.providers.base import (
     ChatRequest,
     ChatResult,
@@ -92,7 +92,8 @@ def _parse_logprobs(logprobs: Any, texts: _TokenTexts) -> list[TokenLogprob]:
         if not isinstance(item, dict):
             continue
         top = []
-        for alt in item.get("top_logprobs") or ():
+        alternatives = item.get("top_logprobs")
+        for alt in alternatives if isinstance(alternatives, list) else ():
             if isinstance(alt, dict) and isinstance(alt.get("token"), str):
                 top.append((alt["token"], _float(alt.get("logprob"))))
         tokens.append(TokenLogprob(texts.text(item), _float(item.get("logprob")), tuple(top)))
@@ -358,7 +359,7 @@ class OpenAICompatProvider(HTTPProvider):
         done = False
         body = self._body(request, True, logprobs)
         try:
-            async with self._client.stream("POST", CHAT_PATH, json=body) as response:
+            async with self._post_stream(CHAT_PATH, body) as response:
                 if response.status_code >= 400:
                     await response.aread()
                     self._check_status(response)
@@ -367,7 +368,7 @@ class OpenAICompatProvider(HTTPProvider):
                         done = True  # read on to the end so the connection goes back to the pool
                         continue
                     try:
-                        chunk = json.loads(payload)
+                        chunk = event_json(payload)
                     except ValueError:
                         continue  # a malformed event: skip it, the parser re-asks missing ids
                     if not isinstance(chunk, dict):

@@ -7,9 +7,10 @@ polls every idle socket's readability each time it hands out a request, and each
 passes through five async generators. With one GIL that CPU is paid between the judge's replies
 (``docs/speed.md``). This transport speaks HTTP/1.1 over asyncio streams itself — about 0.3 ms a
 reply on its own, 1 ms with httpx's client above it (``bench/vet_throughput.py``) — and keeps
-httpx's client, its request and response objects, event hooks, proxies from the environment
-(which httpx mounts beside it) and exception types, so the providers and the retry loop see
-exactly what they saw before. HTTPS keeps httpx's own transport (TLS is not re-implemented here).
+httpx's client, its request and response objects, event hooks and exception types, so the
+providers and the retry loop see exactly what they saw before. HTTPS keeps httpx's own transport
+(TLS is not re-implemented here), and so does a URL a proxy from the environment applies to
+(:func:`proxied`: httpx's client honours ``HTTP_PROXY`` only with its own transport).
 
 What it does: one request per connection at a time, keep-alive connections kept per host and
 port (``max_idle`` of them), a connection the server closed is never reused, and a request that
@@ -30,6 +31,18 @@ import httpx
 
 _HEAD_LIMIT = 1 << 16  # a response head (status line and headers) longer than this is refused
 _NO_BODY_STATUS = frozenset({204, 304})
+
+
+def proxied(url: str) -> bool:
+    """Whether a proxy from the environment (``HTTP_PROXY``/``ALL_PROXY``, less ``NO_PROXY``)
+    applies to the plain-HTTP ``url``: then httpx's own transport carries it, through the proxy."""
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    proxies = urllib.request.getproxies()
+    if not (proxies.get("http") or proxies.get("all")):
+        return False
+    return not urllib.request.proxy_bypass(urlsplit(url).hostname or "")
 
 
 class _Connection:

@@ -47,10 +47,11 @@ def tls_for(url: str) -> ssl.SSLContext | bool:
 
 def _transport_for(url: str, transport: httpx.BaseTransport | None) -> httpx.BaseTransport | None:
     """``transport`` when given; for a plain-HTTP URL the standard library's client (no
-    httpcore to import before a run's first request); else httpx's own."""
-    if transport is None and url.lower().startswith("http://"):
-        from quiztui.providers.plain_http import PlainHTTPSyncTransport
+    httpcore to import before a run's first request), unless a proxy from the environment
+    applies to it; else httpx's own."""
+    from quiztui.providers.plain_http import PlainHTTPSyncTransport, proxied
 
+    if transport is None and url.lower().startswith("http://") and not proxied(url):
         return PlainHTTPSyncTransport()
     return transport
 
