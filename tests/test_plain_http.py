@@ -14,7 +14,7 @@ from pipeline_helpers import make_quiz
 from test_estimate import run_all, vet_run
 
 from quiztui.pipeline.vet import VetSettings
-from quiztui.providers._http import event_json, sse_data
+from quiztui.providers._http import _sse_text, event_json, sse_data
 from quiztui.providers.base import RequestFailed
 from quiztui.providers.openai_compat import OpenAICompatProvider
 from quiztui.providers.plain_http import PlainHTTPSyncTransport, PlainHTTPTransport
@@ -390,3 +390,42 @@ def test_event_json_reads_every_event_as_the_standard_library_does(payload: str)
 def test_event_json_refuses_what_is_not_json_with_a_value_error(payload: str) -> None:
     with pytest.raises(ValueError):
         event_json(payload)
+
+
+class _Chunks(httpx.AsyncByteStream):
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks:
+            yield chunk
+
+
+def _split(data: bytes, every: int) -> list[bytes]:
+    return [data[i : i + every] for i in range(0, len(data), every)] or [b""]
+
+
+@pytest.mark.parametrize("every", [1, 2, 3, 7, 64, 100_000])
+@pytest.mark.parametrize("charset", [None, "utf-8", "UTF_8", "iso-8859-1"])
+async def test_sse_data_reads_bytes_as_httpxs_text_decoder_would(
+    every: int, charset: str | None
+) -> None:
+    """The events of a stream split anywhere (inside a character too), with CRLF ends, a comment,
+    a bad UTF-8 byte and no final newline: the same payloads through the byte path as through
+    httpx's text decoder (``_sse_text``), and a declared non-UTF-8 charset is honoured."""
+    body = (
+        'data: {"a": "é日本 \u2028"}\r\n\r\n: comment\nevent: x\ndata:{"b":1}\n\n'.encode()
+        + b'data: {"c": "\xff\xfe ok"}\n\ndata: [DONE]'
+    )
+    content_type = "text/event-stream" + (f"; charset={charset}" if charset else "")
+
+    def response() -> httpx.Response:
+        return httpx.Response(
+            200, headers={"Content-Type": content_type}, stream=_Chunks(_split(body, every))
+        )
+
+    got = [p async for p in sse_data(response())]
+    want = [p async for p in _sse_text(response())]
+    assert got == want and len(got) == 4 and got[-1] == "[DONE]"
+    if charset != "iso-8859-1":
+        assert got[0] == '{"a": "é日本 \u2028"}'.strip()

@@ -285,9 +285,12 @@ class Judging:
     async def drive(self, emit: Emit[VetEvent]) -> None:
         """Run the workers until the queue is empty (or the run stops); the lifecycle's work."""
         del emit  # the same queue as self.emit
-        workers = [
-            asyncio.create_task(self._worker()) for _ in range(max(1, self.settings.concurrency))
-        ]
+        count = max(1, self.settings.concurrency)
+        ahead = getattr(self.run.provider, "connect_ahead", None)  # an HTTP judge's connections
+        if ahead is not None and self.todo:
+            size = 1 if self.run.question_mode else max(1, self.settings.batch_size)
+            await ahead(min(count, -(-len(self.todo) // size)))  # the first round's requests
+        workers = [asyncio.create_task(self._worker()) for _ in range(count)]
         try:
             await asyncio.gather(*workers)
         finally:

@@ -56,8 +56,29 @@ async def sse_data(response: httpx.Response) -> AsyncIterator[str]:
     """The ``data:`` payloads of a server-sent-event stream (cheaper than ``aiter_lines``).
 
     ``event:`` lines are skipped: every provider repeats the event type inside the JSON. A CR of
-    CRLF line ends (Gemini) goes with the ``strip``.
+    CRLF line ends (Gemini) goes with the ``strip``. A UTF-8 stream (every one: the format's
+    own encoding) is split into lines as bytes and each ``data:`` line decoded alone, as httpx's
+    text decoder would (a line end is never inside a character); another charset is decoded by
+    httpx first.
     """
+    if (response.encoding or "utf-8").lower().replace("_", "-") not in ("utf-8", "utf8"):
+        async for payload in _sse_text(response):
+            yield payload
+        return
+    buffer = b""
+    async for data in response.aiter_bytes():
+        buffer += data
+        if b"\n" not in data:
+            continue
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            if line.startswith(b"data:"):
+                yield line[5:].decode("utf-8", "replace").strip()
+    if buffer.startswith(b"data:"):
+        yield buffer[5:].decode("utf-8", "replace").strip()
+
+
+async def _sse_text(response: httpx.Response) -> AsyncIterator[str]:
     buffer = ""
     async for text in response.aiter_text():
         buffer += text
@@ -193,6 +214,7 @@ class HTTPProvider:
         )
         # httpx's client sends every request through a transport it is given (no proxy mount)
         self._direct = transport if isinstance(transport, PlainHTTPTransport) else None
+        self._urls: dict[str, httpx.URL] = {}
 
     def _post_stream(
         self, path: str, body: dict[str, Any]
@@ -205,7 +227,10 @@ class HTTPProvider:
         from every reply) and its log line."""
         if self._direct is None:
             return self._client.stream("POST", path, json=body)
-        return self._straight(self._direct, self._client.build_request("POST", path, json=body))
+        url = self._urls.get(path)
+        if url is None:  # the client's own joining of base URL and path, parsed once
+            url = self._urls[path] = self._client.build_request("POST", path).url
+        return self._straight(self._direct, self._client.build_request("POST", url, json=body))
 
     @asynccontextmanager
     async def _straight(
@@ -218,6 +243,15 @@ class HTTPProvider:
             yield response
         finally:
             await response.aclose()
+
+    async def connect_ahead(self, requests: int) -> None:
+        """Before a run's first ``requests``: open their connections at once (plain HTTP, up to the
+        concurrency limit in force; ``PlainHTTPTransport.open_ahead``), so each request goes out
+        the moment it is made instead of when the last of them is."""
+        if self._direct is not None:
+            count = min(requests, self.limiter.limit)
+            url = httpx.URL(self.base_url)
+            await self._direct.open_ahead(url, count, self._client.timeout.connect)
 
     @property
     def label(self) -> str:

@@ -174,6 +174,26 @@ class PlainHTTPTransport(httpx.AsyncBaseTransport):
         self.opened += 1
         return _Connection(key, reader, writer)
 
+    async def open_ahead(self, url: httpx.URL, count: int, connect_timeout: float | None) -> int:
+        """Open connections to ``url``'s server until ``count`` are idle, all at once; how many
+        were opened. A run's first requests then go out each as soon as it is made: connecting
+        takes a turn of the event loop, and the first turn made every request of the first round
+        before any was sent. A connection that fails is left to the request that would have used
+        it (it connects again and reports the error)."""
+        key = (url.host, url.port or 80)
+        wanted = min(count, self.max_idle) - len(self._idle.get(key, ()))
+        if wanted <= 0:
+            return 0
+        request = httpx.Request("GET", url)  # names the URL in a connect error, never sent
+        opened = await asyncio.gather(
+            *(self._open(key, connect_timeout, request) for _ in range(wanted)),
+            return_exceptions=True,
+        )
+        made = [c for c in opened if isinstance(c, _Connection)]
+        for connection in made:
+            self._give_back(connection)
+        return len(made)
+
     async def aclose(self) -> None:
         for idle in self._idle.values():
             for connection in idle:
