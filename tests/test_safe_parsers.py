@@ -24,10 +24,12 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import quiztui_main
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from quiztui.errors import QuiztuiError
 from quiztui.formats import load_quiz
-from quiztui.formats._depth import MAX_JSON_DEPTH, too_deep
+from quiztui.formats._depth import MAX_JSON_DEPTH, _scan, too_deep
 from quiztui.formats.bank_io import load_bank
 from quiztui.formats.gift import MAX_QUESTION_CHARS
 from quiztui.formats.moodle_xml import MAX_DEPTH
@@ -218,3 +220,18 @@ def test_a_three_megabyte_gift_line_is_refused_and_the_rest_of_the_bank_loads(
     assert [item.title for item in bank.items] == ["Capital", "Sum"]
     (skipped,) = bank.skipped
     assert (skipped.title, skipped.line) == ("Essay", 3) and refusal in skipped.problem
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(st.sampled_from(list('[]{}"\\ a\n') + ['"x"', "[]", "{}"]), max_size=60),
+    st.integers(min_value=1, max_value=6),
+)
+def test_the_quick_depth_check_answers_as_the_scan_does(parts: list[str], limit: int) -> None:
+    """``too_deep`` first strips strings and pairs in C; whatever it decides, the bracket scan
+    (``_scan``, the check before it) decides alike: balanced or not, strings closed or open,
+    escapes, alternating brackets ({[{[...]}]} once counted a level short)."""
+    text = "".join(parts)
+    assert too_deep(text, limit) == _scan(text, limit)
+    nested = "{[" * limit + "]}" * limit
+    assert too_deep(nested, 2 * limit) is None and too_deep(nested, 2 * limit - 1) == 1

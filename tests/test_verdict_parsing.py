@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from quiztui.core.assertions import (
     assertion_text,
@@ -199,3 +201,22 @@ def test_streaming_offsets_are_in_the_whole_reply() -> None:
     words = [reply[v.offset : v.offset + 5] for v in found if v.offset is not None]
     assert words == ["TRUE ", "false", "false", "T"]
     assert parse_reply(reply, ["A2"])["A2"].offset == reply.index("false")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.text(
+        alphabet=st.sampled_from(list("ab  \t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000\u202e\x00é")),
+        max_size=30,
+    )
+)
+def test_sanitise_collapses_whitespace_as_the_regex_over_everything_did(text: str) -> None:
+    """The quick path (only a run of spaces left once the text is printable) gives what the
+    regex over the whole text gave, and a quiz's assertions read as ``assertion_text`` makes them."""
+    import re
+    import unicodedata
+
+    flat = "".join(" " if unicodedata.category(c)[0] in "CZ" and c != " " else c for c in text)
+    assert sanitise(text) == re.sub(r"\s+", " ", flat).strip()
+    quiz = Quiz(title="t", questions=[Question(id="q", text=text, options=[text, "x  y"], key=0)])
+    assert [a.text for a in decompose(quiz)] == [assertion_text(text, o) for o in (text, "x  y")]

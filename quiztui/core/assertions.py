@@ -31,7 +31,9 @@ def sanitise(text: str) -> str:
             text = "".join(
                 " " if (unicodedata.category(ch)[0] in "CZ" and ch != " ") else ch for ch in text
             )
-    return _WS.sub(" ", text).strip()
+    # Printable now: " " is its only whitespace (no other character is both), so only a run of
+    # spaces is left to collapse.
+    return (_WS.sub(" ", text) if "  " in text else text).strip()
 
 
 @functools.cache
@@ -62,11 +64,12 @@ def assertion_text(question: str, option: str) -> str:
 
 
 def decompose(quiz: Quiz) -> list[Assertion]:
-    """One assertion per option, in quiz order."""
+    """One assertion per option, in quiz order (``assertion_text``, the stem flattened once)."""
     out: list[Assertion] = []
     for q in quiz.questions:
+        stem = f"Q: {sanitise(q.text)} A: "
         for i, opt in enumerate(q.options):
-            out.append(Assertion(q.id, i, opt, assertion_text(q.text, opt), i == q.key))
+            out.append(Assertion(q.id, i, opt, stem + sanitise(opt), i == q.key))
     return out
 
 

@@ -14,10 +14,34 @@ import re
 MAX_JSON_DEPTH = 64
 
 _TOKENS = re.compile(r'[\[\]{}"\\]')
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_INNERMOST = re.compile(r"\[\]|\{\}")
 
 
 def too_deep(text: str, limit: int = MAX_JSON_DEPTH) -> int | None:
-    """The 1-based line where ``text`` nests deeper than ``limit`` (None: it does not)."""
+    """The 1-based line where ``text`` nests deeper than ``limit`` (None: it does not).
+
+    First in C: the strings taken out, then the brackets alone, each pass taking out the pairs
+    that hold nothing (one level of nesting a pass). Brackets that are gone within ``limit``
+    passes nest no deeper than that; anything else (too deep, unbalanced, a string left open)
+    goes to the scan below, which finds the line."""
+    brackets = _STRING.sub("", text)
+    if '"' not in brackets:
+        brackets = _NOT_BRACKET.sub("", brackets)
+        for _ in range(limit):
+            if not brackets:
+                return None
+            fewer = _INNERMOST.sub("", brackets)
+            if fewer == brackets:
+                break
+            brackets = fewer
+        if not brackets:
+            return None
+    return _scan(text, limit)
+
+
+def _scan(text: str, limit: int) -> int | None:
     depth = 0
     in_string = False
     escaped_at = -1
