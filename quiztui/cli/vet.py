@@ -382,14 +382,14 @@ async def report_work(config: Config, quiz: Quiz) -> LintReport:
 
     for _ in make_pending():
         await asyncio.sleep(0)
+    from quiztui.providers._http import event_json
+
+    event_json("{}")  # orjson, which reads the streamed replies
+    await asyncio.sleep(0)
     import numpy
     import numpy.ma  # np.quantile's np.unique asks for it: 10-20 ms after the last reply else
     import numpy.random  # the judge model's intervals (imported by numpy on first use)
 
-    await asyncio.sleep(0)
-    from quiztui.providers._http import event_json
-
-    event_json("{}")  # orjson, which reads the streamed replies
     await asyncio.sleep(0)
     import quiztui.core.judges  # the end's scores (pipeline/vet.VetRun._judge_model)
 
