@@ -13,6 +13,7 @@ past its caps gives no JSON verdict, and the parser keeps the reason in ``refuse
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Collection
@@ -96,8 +97,13 @@ def verdict_schema(ids: Collection[str]) -> str:
     required key per id of the batch, in order, ``{"A1": {"verdict": true, "reason": "..."},
     ...}``. Every id being required keeps a small model from closing the document after a few
     verdicts (as it did with a list: 3 of 20 from Gemma 3 270M), and the fixed keys and boolean
-    keep the grammar a constrained server samples under tight."""
-    ordered = sorted(ids, key=lambda i: int(i[1:]))
+    keep the grammar a constrained server samples under tight. Made once per set of ids (every
+    full batch has the same ``A1`` … ``A20``)."""
+    return _verdict_schema(tuple(sorted(ids, key=lambda i: int(i[1:]))))
+
+
+@functools.lru_cache(maxsize=64)
+def _verdict_schema(ordered: tuple[str, ...]) -> str:
     item = {
         "type": "object",
         "properties": {"verdict": {"type": "boolean"}, "reason": {"type": "string"}},
@@ -107,7 +113,7 @@ def verdict_schema(ids: Collection[str]) -> str:
     schema = {
         "type": "object",
         "properties": {i: item for i in ordered},
-        "required": ordered,
+        "required": list(ordered),
         "additionalProperties": False,
     }
     return json.dumps(schema, separators=(",", ":"))
