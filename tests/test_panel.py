@@ -186,6 +186,14 @@ def test_panel_cli_repeated_samples(capsys: pytest.CaptureFixture[str]) -> None:
         (["--member", "a", "--member", "b", "--samples", "2"], "not both"),
         (["--member", "simulated:tpr=x", "--member", "simulated"], "tpr"),
         (["--member", "simulated:foo=1", "--member", "simulated"], "unknown simulated parameter"),
+        (
+            ["--member", "simulated:tpr=5", "--member", "simulated"],
+            "--member simulated:tpr=5: tpr: input should be less than or equal to 1",
+        ),
+        (
+            ["--member", "simulated:tnr=-0.5", "--member", "simulated"],
+            "--member simulated:tnr=-0.5: tnr: input should be greater than or equal to 0",
+        ),
     ],
 )
 def test_panel_cli_errors(
@@ -195,6 +203,7 @@ def test_panel_cli_errors(
     assert main(["panel", str(quiz), *args]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+    assert err.count("\n") == 1, f"one line: {err!r}"
 
 
 def _panel_on_a_terminal(tmp_path: Path, extra_env: dict[str, str]) -> str:

@@ -26,6 +26,7 @@ def split_member(spec: str) -> tuple[str, str]:
 def member_config(config: Config, spec: str) -> Config:
     """A copy of ``config`` whose judge is the one ``spec`` names."""
     from quiztui.errors import ConfigError
+    from quiztui.schema import ValidationError
 
     judge = config.judge.model_copy()
     sim = config.simulated.model_copy()
@@ -38,6 +39,11 @@ def member_config(config: Config, spec: str) -> Config:
                 raise ConfigError(f"--member {spec}: unknown simulated parameter '{key}'")
             try:
                 setattr(sim, key.strip(), int(value) if key.strip() == "seed" else float(value))
+            except ValidationError as exc:  # out of the section's bounds: its words, one line
+                message = exc.errors()[0]["msg"]
+                raise ConfigError(
+                    f"--member {spec}: {key}: {message[:1].lower()}{message[1:]}"
+                ) from None
             except ValueError as exc:
                 raise ConfigError(f"--member {spec}: {key}: {exc}") from None
     else:
