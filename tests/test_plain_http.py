@@ -14,7 +14,7 @@ from pipeline_helpers import make_quiz
 from test_estimate import run_all, vet_run
 
 from quiztui.pipeline.vet import VetSettings
-from quiztui.providers._http import _sse_text, event_json, sse_data
+from quiztui.providers._http import _data_lines, event_json, sse_data
 from quiztui.providers.base import RequestFailed
 from quiztui.providers.openai_compat import OpenAICompatProvider
 from quiztui.providers.plain_http import PlainHTTPSyncTransport, PlainHTTPTransport
@@ -412,7 +412,7 @@ async def test_sse_data_reads_bytes_as_httpxs_text_decoder_would(
 ) -> None:
     """The events of a stream split anywhere (inside a character too), with CRLF ends, a comment,
     a bad UTF-8 byte and no final newline: the same payloads through the byte path as through
-    httpx's text decoder (``_sse_text``), and a declared non-UTF-8 charset is honoured."""
+    httpx's text decoder (``_data_lines`` over ``aiter_text``), and a declared non-UTF-8 charset is honoured."""
     body = (
         'data: {"a": "é日本 \u2028"}\r\n\r\n: comment\nevent: x\ndata:{"b":1}\n\n'.encode()
         + b'data: {"c": "\xff\xfe ok"}\n\ndata: [DONE]'
@@ -425,7 +425,7 @@ async def test_sse_data_reads_bytes_as_httpxs_text_decoder_would(
         )
 
     got = [p async for p in sse_data(response())]
-    want = [p async for p in _sse_text(response())]
+    want = [p async for p in _data_lines(response().aiter_text(), "\n", "data:", str)]
     assert got == want and len(got) == 4 and got[-1] == "[DONE]"
     if charset != "iso-8859-1":
         assert got[0] == '{"a": "é日本 \u2028"}'.strip()

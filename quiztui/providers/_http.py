@@ -20,7 +20,7 @@ import random
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, TypedDict
+from typing import Any, TypedDict, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -51,6 +51,8 @@ from quiztui.providers.retry import (
     retry_call,
 )
 
+_Text = TypeVar("_Text", str, bytes)  # a stream's lines, as bytes or as text
+
 
 async def sse_data(response: httpx.Response) -> AsyncIterator[str]:
     """The ``data:`` payloads of a server-sent-event stream (cheaper than ``aiter_lines``).
@@ -61,35 +63,35 @@ async def sse_data(response: httpx.Response) -> AsyncIterator[str]:
     text decoder would (a line end is never inside a character); another charset is decoded by
     httpx first.
     """
-    if (response.encoding or "utf-8").lower().replace("_", "-") not in ("utf-8", "utf8"):
-        async for payload in _sse_text(response):
-            yield payload
-        return
-    buffer = b""
-    async for data in response.aiter_bytes():
-        buffer += data
-        if b"\n" not in data:
-            continue
-        *lines, buffer = buffer.split(b"\n")
-        for line in lines:
-            if line.startswith(b"data:"):
-                yield line[5:].decode("utf-8", "replace").strip()
-    if buffer.startswith(b"data:"):
-        yield buffer[5:].decode("utf-8", "replace").strip()
+    if (response.encoding or "utf-8").lower().replace("_", "-") in ("utf-8", "utf8"):
+        lines = _data_lines(response.aiter_bytes(), b"\n", b"data:", _utf8)
+    else:
+        lines = _data_lines(response.aiter_text(), "\n", "data:", str)
+    async for payload in lines:
+        yield payload
 
 
-async def _sse_text(response: httpx.Response) -> AsyncIterator[str]:
-    buffer = ""
-    async for text in response.aiter_text():
-        buffer += text
-        if "\n" not in buffer:
+def _utf8(line: bytes) -> str:
+    return line.decode("utf-8", "replace")
+
+
+async def _data_lines(
+    chunks: AsyncIterator[_Text], newline: _Text, prefix: _Text, text: Callable[[_Text], str]
+) -> AsyncIterator[str]:
+    """The ``prefix`` lines of ``chunks`` (bytes or text), past the prefix, as stripped text."""
+    buffer = newline[:0]
+    cut = len(prefix)
+    async for chunk in chunks:
+        buffer += chunk
+        if newline not in chunk:
             continue
-        *lines, buffer = buffer.split("\n")
+        lines = buffer.split(newline)
+        buffer = lines.pop()
         for line in lines:
-            if line.startswith("data:"):
-                yield line[5:].strip()
-    if buffer.startswith("data:"):
-        yield buffer[5:].strip()
+            if line.startswith(prefix):
+                yield text(line[cut:]).strip()
+    if buffer.startswith(prefix):
+        yield text(buffer[cut:]).strip()
 
 
 def event_json(payload: str) -> Any:
