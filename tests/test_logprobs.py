@@ -19,12 +19,15 @@ import httpx
 import openai
 import pytest
 from conftest import REPO
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pipeline_helpers import collect, make_quiz
 
 from quiztui.config import load_config
 from quiztui.core.assertions import decompose, parse_rendered_batch, render_batch
 from quiztui.core.logprobs import (
     LogprobIndex,
+    ServerAlternatives,
     TokenLogprob,
     graded_key_score,
     p_true_of,
@@ -616,3 +619,146 @@ def test_a_hostile_top_logprobs_leaves_its_token_without_alternatives(top: objec
     item = {"token": "A1", "logprob": -0.5, "bytes": [65, 49], "top_logprobs": top}
     (token,) = _parse_logprobs({"content": [item]}, _TokenTexts())
     assert (token.token, token.logprob, token.top) == ("A1", -0.5, ())
+
+
+# -- the parse of a streamed reply's logprobs, against the eager reading it replaced ---------------
+
+
+class _EagerTexts:
+    """The token texts as every token was decoded before: the incremental decoder throughout."""
+
+    def __init__(self) -> None:
+        import codecs
+
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def text(self, item: dict[str, object]) -> str:
+        raw = item.get("bytes")
+        if isinstance(raw, list) and raw:
+            try:
+                data = bytes(raw)
+            except (TypeError, ValueError):
+                pass
+            else:
+                return self._decoder.decode(data)
+        token = item.get("token")
+        return token if isinstance(token, str) else ""
+
+
+def _eager_number(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _eager_tokens(content: list[object]) -> list[tuple[str, float, tuple[tuple[str, float], ...]]]:
+    """Each token's (text, logprob, alternatives) as the parse read them all on arrival."""
+    texts = _EagerTexts()
+    out = []
+    for item in content:
+        if not isinstance(item, dict):
+            continue
+        top = []
+        alternatives = item.get("top_logprobs")
+        for alt in alternatives if isinstance(alternatives, list) else ():
+            if isinstance(alt, dict) and isinstance(alt.get("token"), str):
+                top.append((alt["token"], _eager_number(alt.get("logprob"))))
+        out.append((texts.text(item), _eager_number(item.get("logprob")), tuple(top)))
+    return out
+
+
+def _same_number(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+_ALTERNATIVE = st.one_of(
+    st.fixed_dictionaries(
+        {"token": st.text(max_size=4), "logprob": st.floats(-20, 0)},
+        optional={"bytes": st.lists(st.integers(0, 255), max_size=3)},
+    ),
+    st.fixed_dictionaries({"token": st.integers(), "logprob": st.floats(-20, 0)}),
+    st.fixed_dictionaries(
+        {"token": st.text(max_size=2)}, optional={"logprob": st.text(max_size=3)}
+    ),
+    st.integers(),
+    st.none(),
+)
+
+
+@st.composite
+def _streamed_content(draw: st.DrawFn) -> list[object]:
+    """A reply's ``logprobs.content`` as servers (and hostile ones) send it: UTF-8 text cut into
+    tokens at any byte, a character's bytes split between tokens, tokens without bytes, bytes that
+    are no bytes, alternatives of every shape."""
+    data = draw(st.text(max_size=40)).encode()
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=12)))
+    pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    content: list[object] = []
+    for piece in pieces:
+        item: dict[str, object] = {"token": piece.decode("utf-8", "replace")}
+        shape = draw(st.sampled_from(["bytes", "bytes", "bytes", "none", "hostile"]))
+        if shape == "bytes":
+            item["bytes"] = list(piece)
+        elif shape == "hostile":
+            item["bytes"] = draw(st.sampled_from([[256], ["a"], [-1], "ab", [1.5]]))
+        item["logprob"] = draw(
+            st.one_of(st.floats(-30, 0), st.integers(-3, 0), st.text(max_size=2))
+        )
+        item["top_logprobs"] = draw(
+            st.one_of(
+                st.lists(_ALTERNATIVE, max_size=4), st.integers(), st.none(), st.text(max_size=2)
+            )
+        )
+        content.append(item)
+    if draw(st.booleans()):
+        content.insert(draw(st.integers(0, len(content))), draw(st.sampled_from([1, "x", None])))
+    return content
+
+
+@settings(max_examples=400, deadline=None)
+@given(_streamed_content())
+def test_the_lazy_parse_reads_each_token_as_the_eager_one_did(content: list[object]) -> None:
+    """A streamed reply's tokens are parsed with their alternatives left as the server sent them
+    (read when first used, ``core/logprobs.ServerAlternatives``) and their texts decoded in one
+    call where the bytes are whole characters: each token reads exactly as when every token went
+    through the incremental decoder and every alternative was read on arrival — texts, logprobs
+    (NaN for no number), alternatives (iterated, compared with the tuple, hashed, indexed)."""
+    from quiztui.providers.openai_compat import _parse_logprobs, _TokenTexts
+
+    got = _parse_logprobs({"content": content}, _TokenTexts())
+    want = _eager_tokens(content)
+    assert len(got) == len(want)
+    for token, (text, logprob, top) in zip(got, want, strict=True):
+        assert token.token == text
+        assert _same_number(token.logprob, logprob)
+        assert len(token.top) == len(top)
+        for (a, p), (b, q) in zip(token.top, top, strict=True):
+            assert a == b and _same_number(p, q)
+        if not any(math.isnan(p) for _, p in top):
+            assert token.top == top and top == token.top and hash(token.top) == hash(top)
+            assert list(token.top) == list(top) and token.top[:1] == top[:1]
+            assert token == TokenLogprob(text, logprob, top) or math.isnan(logprob)
+
+
+def test_server_alternatives_stand_for_the_pairs_of_the_servers_list() -> None:
+    """A token's alternatives as the server sent them read as the tuple of (token, logprob)
+    pairs they stand for: an item that is no object with a string token left out, a logprob that
+    is no number NaN; and P(true) reads them as it reads that tuple."""
+    raw: list[object] = [{"token": " TRUE", "logprob": -0.1}, 7, {"token": " FALSE"}, {"x": 1}]
+    top = ServerAlternatives(raw)
+    assert len(top) == 2 and top[0] == (" TRUE", -0.1) and math.isnan(top[1][1])
+    assert [t for t, _ in top] == [" TRUE", " FALSE"]
+    assert repr(ServerAlternatives([{"token": "a", "logprob": -1.0}])) == "(('a', -1.0),)"
+    assert ServerAlternatives([]) == () and not ServerAlternatives([5])
+    one = ServerAlternatives([{"token": "a", "logprob": -1}])
+    assert one == ServerAlternatives([{"token": "a", "logprob": -1.0}]) == (("a", -1.0),)
+    assert hash(one) == hash((("a", -1.0),)) and (one == "a") is False
+    sent = [
+        {"token": " TRUE", "logprob": math.log(0.6)},
+        {"token": " FALSE", "logprob": math.log(0.3)},
+    ]
+    pairs = ((" TRUE", math.log(0.6)), (" FALSE", math.log(0.3)))
+    lazy = TokenLogprob(" TRUE", math.log(0.6), ServerAlternatives(sent))
+    assert p_true_of(lazy) == p_true_of(TokenLogprob(" TRUE", math.log(0.6), pairs))
+    assert p_true_of(lazy) == pytest.approx(2 / 3)

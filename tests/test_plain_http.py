@@ -5,6 +5,7 @@ answers), and the fake OpenAI server for keep-alive under a provider's concurren
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
@@ -17,7 +18,13 @@ from quiztui.pipeline.vet import VetSettings
 from quiztui.providers._http import _data_lines, event_json, sse_data
 from quiztui.providers.base import RequestFailed
 from quiztui.providers.openai_compat import OpenAICompatProvider
-from quiztui.providers.plain_http import PlainHTTPSyncTransport, PlainHTTPTransport
+from quiztui.providers.plain_http import (
+    Answered,
+    PlainHTTPSyncTransport,
+    PlainHTTPTransport,
+    fetch,
+    request_head,
+)
 from quiztui.providers.probe import _transport_for
 from quiztui.store import Store
 from quiztui.testing.fake_openai import FakeOpenAI, truth_from_quiz
@@ -79,7 +86,7 @@ async def get(url: str, transport: PlainHTTPTransport, **kw: object) -> httpx.Re
     return await client.post(url + "/v1/x?y=1", content=b'{"a": 1}', **kw)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
+FRAMINGS = pytest.mark.parametrize(
     ("raw", "body"),
     [
         (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", b"hello"),
@@ -93,6 +100,9 @@ async def get(url: str, transport: PlainHTTPTransport, **kw: object) -> httpx.Re
     ],
     ids=["content-length", "chunked-with-trailer", "no-content", "interim-100"],
 )
+
+
+@FRAMINGS
 async def test_each_framing_is_read_and_the_connection_kept(raw: bytes, body: bytes) -> None:
     async with raw_server(answer(raw)) as (url, requests, connections):
         transport = PlainHTTPTransport()
@@ -146,7 +156,7 @@ async def test_a_keep_alive_the_server_closed_while_idle_is_not_reused() -> None
     assert connections[0] == 2 and len(requests) == 2  # each request sent once
 
 
-@pytest.mark.parametrize(
+BROKEN = pytest.mark.parametrize(
     ("raw", "error"),
     [
         (b"", httpx.RemoteProtocolError),  # closes without a word
@@ -161,6 +171,9 @@ async def test_a_keep_alive_the_server_closed_while_idle_is_not_reused() -> None
     ],
     ids=["no-answer", "short-length", "cut-chunk", "bad-chunk-size", "not-http", "bad-header"],
 )
+
+
+@BROKEN
 async def test_a_broken_answer_is_the_error_httpcore_gives(
     raw: bytes, error: type[Exception]
 ) -> None:
@@ -245,9 +258,9 @@ async def test_a_run_keeps_to_as_many_connections_as_its_concurrency(tmp_path) -
     assert isinstance(transport, PlainHTTPTransport) and 1 <= transport.opened <= 4
 
 
-def test_the_probe_asks_a_plain_http_server_through_the_standard_librarys_client() -> None:
-    """The probe before a run (models, slots, tokenizer) over ``http.client``: the same answers
-    and errors as through httpx's own transport."""
+def test_the_probe_asks_a_plain_http_server_through_quiztuis_own_client() -> None:
+    """The probe before a run (models, slots, tokenizer) over ``plain_http.fetch``: the same
+    answers and errors as through httpx's own transport."""
     from quiztui.providers.plain_http import PlainHTTPSyncTransport
     from quiztui.providers.probe import _transport_for, check_endpoint, server_tokenizer
 
@@ -429,3 +442,127 @@ async def test_sse_data_reads_bytes_as_httpxs_text_decoder_would(
     assert got == want and len(got) == 4 and got[-1] == "[DONE]"
     if charset != "iso-8859-1":
         assert got[0] == '{"a": "é日本 \u2028"}'.strip()
+
+
+# -- fetch: the probe's requests, without httpx --------------------------------------------------
+
+_LIMITS = {"connect": 5.0, "read": 5.0, "write": 5.0}
+
+
+async def _fetch(url: str, **kw: object) -> Answered:
+    """``fetch`` (blocking) from a thread, so the raw server on this loop answers it."""
+    return await asyncio.to_thread(
+        fetch, "POST", url + "/v1/x?y=1", headers={"Accept": "*/*"}, body=b'{"a": 1}', **kw
+    )
+
+
+@FRAMINGS
+async def test_fetch_reads_each_framing_as_the_transport_does(raw: bytes, body: bytes) -> None:
+    async with raw_server(answer(raw)) as (url, requests, _c):
+        got = await _fetch(url, timeout=_LIMITS)
+    assert got.content == body and got.status_code in (200, 204)
+    assert requests == [
+        b"POST /v1/x?y=1 HTTP/1.1\r\nHost: "
+        + url.removeprefix("http://").encode()
+        + b'\r\nAccept: */*\r\nContent-Length: 8\r\n\r\n{"a": 1}'
+    ]
+
+
+async def test_fetch_reads_a_body_to_the_connections_end() -> None:
+    raw = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{"data": []}'
+    async with raw_server(answer(raw, keep=False)) as (url, _, _c):
+        got = await _fetch(url, timeout=_LIMITS)
+    assert got.json() == {"data": []} and got.headers[0] == (b"Content-Type", b"application/json")
+
+
+@BROKEN
+async def test_fetch_raises_for_a_broken_answer_what_the_transport_raises(
+    raw: bytes, error: type[Exception]
+) -> None:
+    async with raw_server(answer(raw, keep=False)) as (url, _, _c):
+        with pytest.raises(error) as raised:
+            await _fetch(url, timeout=_LIMITS)
+    assert str(raised.value.request.url) == url + "/v1/x?y=1"  # type: ignore[attr-defined]
+
+
+async def test_fetch_refuses_a_head_past_the_limit_and_times_out_on_silence() -> None:
+    endless = b"HTTP/1.1 200 OK\r\n" + b"X-Pad: " + b"p" * 70_000 + b"\r\n\r\n"
+    async with raw_server(answer(endless, keep=False)) as (url, _, _c):
+        with pytest.raises(httpx.RemoteProtocolError, match="too long"):
+            await _fetch(url, timeout=_LIMITS)
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: bytes) -> bool:
+        await asyncio.sleep(1)
+        return False
+
+    async with raw_server(silent) as (url, _, _c):
+        with pytest.raises(httpx.ReadTimeout):
+            await _fetch(url, timeout={**_LIMITS, "read": 0.1})
+
+
+def test_fetch_to_nothing_listening_is_a_connect_error_and_needs_no_http_client() -> None:
+    """Refused: httpx's ``ConnectError`` (httpx imported for the error, not before it). A
+    request that goes well imports neither httpx nor the standard library's HTTP client."""
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound, not listening: refused
+        with pytest.raises(httpx.ConnectError):
+            fetch("GET", f"http://127.0.0.1:{port}/v1/models", timeout=_LIMITS)
+    code = (
+        "import sys, threading, http.server, socketserver\n"
+        "class H(http.server.BaseHTTPRequestHandler):\n"
+        "    def do_GET(self):\n"
+        "        self.send_response(200); self.send_header('Content-Length', '2')\n"
+        "        self.end_headers(); self.wfile.write(b'{}')\n"
+        "    def log_message(self, *a): pass\n"
+        "server = socketserver.TCPServer(('127.0.0.1', 0), H)\n"
+        "threading.Thread(target=server.serve_forever, daemon=True).start()\n"
+        "for name in ('http.client', 'http.server', 'email.parser', 'socketserver'):\n"
+        "    sys.modules.pop(name, None)  # the server's own imports: forgotten\n"
+        "from quiztui.providers.plain_http import fetch\n"
+        "url = 'http://127.0.0.1:%d/v1/models' % server.server_address[1]\n"
+        "got = fetch('GET', url, timeout={'connect': 5, 'read': 5, 'write': 5})\n"
+        "print(got.json(), sorted(m for m in ('httpx', 'http.client', 'email.parser')"
+        " if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "{} []", out.stderr
+
+
+def test_the_straight_path_writes_the_request_httpxs_client_would(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A plain-HTTP judge's streamed request is written without httpx (``HTTPProvider._head``):
+    the bytes httpx's client builds for it, for every base URL shape the straight path takes;
+    the others (an IPv6 address, a query, a user, a path to escape) are built by httpx."""
+    monkeypatch.setenv("QUIZ_KEY", "sk-test-%d")
+    body = {"model": "m", "messages": [{"role": "user", "content": 'é \u2028 "q" %s'}], "n": 1.5}
+    for base in (
+        "http://127.0.0.1:8080/v1",
+        "http://LocalHost:80/v1/",
+        "http://judge.lan",
+        "http://judge.lan:8000/proxy/v1",
+        "http://10.0.0.2:11434/v1",
+    ):
+        judge = OpenAICompatProvider(
+            base_url=base, model="m", api_key_env="QUIZ_KEY", headers={"X-Team": "a%b"}
+        )
+        assert judge._server is not None, base
+        prefix, url = judge._head("/chat/completions")
+        data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        ours = prefix + str(len(data)).encode() + b"\r\n\r\n" + data
+        built = judge._client.build_request("POST", "/chat/completions", json=body)
+        assert ours == request_head(built) + built.content, base
+        assert url == str(built.url)
+    for base in (
+        "http://[::1]:8000/v1",
+        "http://127.0.0.1:8080/v1?key=1",
+        "http://user:pw@127.0.0.1:8080/v1",
+        "http://127.0.0.1:8080/my%20judge/v1",
+    ):
+        judge = OpenAICompatProvider(base_url=base, model="m")
+        assert judge._direct is not None and judge._server is None, base

@@ -377,7 +377,12 @@ async def report_work(config: Config, quiz: Quiz) -> LintReport:
     (:func:`headless`'s ``when_sent``): numpy (the judge model's, at the run's end), the report
     writers and the review desk imported, the quiz's lint. On the event loop's thread, a step at
     a time, so a reply that arrives meanwhile waits for one step, not for all of them. First the
-    records imported but not made yet (``core/records.py``): the replies' own classes among them."""
+    records imported but not made yet (``core/records.py``): the replies' own classes among them.
+    Before them httpx, which a plain-HTTP judge's first requests go without and their answers
+    are read with (``providers/plain_http.py``)."""
+    import httpx
+
+    await asyncio.sleep(0)
     from quiztui.core.records import make_pending
 
     for _ in make_pending():
@@ -403,7 +408,7 @@ async def report_work(config: Config, quiz: Quiz) -> LintReport:
     await asyncio.sleep(0)
     from quiztui.assemble.common import lint_report_steps
 
-    del numpy, quiztui, decisions_for, ReportExtras, Indel  # imported here, used after the run
+    del httpx, numpy, quiztui, decisions_for, ReportExtras, Indel  # imported, used later
     steps = lint_report_steps(config, quiz)
     while True:  # the lint a few questions at a time: about 1 ms a step
         try:

@@ -24,10 +24,69 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from quiztui.core.verdicts import FALSE_WORDS, TRUE_WORDS
+
+
+def as_logprob(value: object) -> float:
+    """A log-probability as a server sent it: a float, or NaN for what is no number."""
+    if type(value) is float:
+        return value
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
+
+
+class ServerAlternatives:
+    """A token's alternatives as a server sent them (OpenAI's ``top_logprobs``: a list of
+    ``{"token", "logprob"}`` objects), read into (token, logprob) pairs when first used.
+
+    A streamed reply carries about 190 tokens with their alternatives, and the pipeline reads
+    the alternatives of one token per verdict; reading them all as they arrived was about a
+    fifth of the client's CPU per reply (``docs/speed.md``). Reads as the tuple of pairs it
+    stands for: iterated, indexed, compared (with such a tuple too) and hashed. An item that is
+    no object with a string ``token`` is left out, and a ``logprob`` that is no number is NaN.
+    """
+
+    __slots__ = ("_raw", "_pairs")
+
+    def __init__(self, raw: list[object]) -> None:
+        self._raw: list[object] | None = raw
+        self._pairs: tuple[tuple[str, float], ...] | None = None
+
+    def pairs(self) -> tuple[tuple[str, float], ...]:
+        pairs = self._pairs
+        if pairs is None:
+            pairs = self._pairs = tuple(
+                (alt["token"], as_logprob(alt.get("logprob")))
+                for alt in self._raw or ()
+                if isinstance(alt, dict) and isinstance(alt.get("token"), str)
+            )
+            self._raw = None
+        return pairs
+
+    def __iter__(self) -> Iterator[tuple[str, float]]:
+        return iter(self.pairs())
+
+    def __len__(self) -> int:
+        return len(self.pairs())
+
+    def __getitem__(self, index: int) -> tuple[str, float]:
+        return self.pairs()[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ServerAlternatives):
+            other = other.pairs()
+        return self.pairs() == other if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.pairs())
+
+    def __repr__(self) -> str:
+        return repr(self.pairs())
 
 
 class TokenLogprob(NamedTuple):
@@ -38,8 +97,9 @@ class TokenLogprob(NamedTuple):
 
     token: str
     logprob: float
-    # (token, logprob) of the alternatives, most likely first; the sampled token usually among them
-    top: tuple[tuple[str, float], ...] = ()
+    # (token, logprob) of the alternatives, most likely first; the sampled token usually among
+    # them. A streamed reply's are read when first used (:class:`ServerAlternatives`).
+    top: tuple[tuple[str, float], ...] | ServerAlternatives = ()
 
 
 _PIECE = re.compile(r" ?\w+| ?[^\w\s]+|\s+")
@@ -166,7 +226,9 @@ def graded_key_score(p_true: Sequence[float | None], key: int, prior: float) -> 
 
 __all__ = [
     "LogprobIndex",
+    "ServerAlternatives",
     "TokenLogprob",
+    "as_logprob",
     "graded_key_score",
     "normalise",
     "p_true_of",

@@ -20,11 +20,10 @@ import random
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 from urllib.parse import urlsplit
 
-import httpx
-
+from quiztui import __version__
 from quiztui.core.estimate import approx_tokens
 from quiztui.core.secrets import mask_secrets
 from quiztui.providers.base import (
@@ -39,17 +38,26 @@ from quiztui.providers.base import (
     Usage,
 )
 from quiztui.providers.limiter import AdaptiveLimiter
-from quiztui.providers.plain_http import PlainHTTPTransport, proxied
+from quiztui.providers.plain_http import (
+    PlainHTTPTransport,
+    Target,
+    netloc,
+    proxied,
+    request_head,
+)
 from quiztui.providers.probe import tls_for
 from quiztui.providers.retry import (
     RETRYABLE_STATUS,
-    TRANSIENT,
     Retryable,
     RetryPolicy,
     parse_retry_after,
     refuse_redirect,
     retry_call,
+    transient,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 _Text = TypeVar("_Text", str, bytes)  # a stream's lines, as bytes or as text
 
@@ -118,6 +126,24 @@ def event_json(payload: str) -> Any:
 
 
 _orjson: list[Any] = []  # [the orjson module, or None without it], once looked for
+
+
+def _plain_server(base_url: str) -> tuple[tuple[str, int], str] | None:
+    """((host, port), path) of a plain-HTTP base URL the straight path writes requests for as
+    httpx's client would: an ASCII host, no user, query or fragment, a path of plain characters.
+    None for any other (httpx builds those requests)."""
+    parts = urlsplit(base_url)
+    try:
+        port = parts.port or 80
+    except ValueError:
+        return None
+    host = parts.hostname or ""
+    path = parts.path.rstrip("/")
+    plain = not (parts.username or parts.password or parts.query or parts.fragment)
+    safe = all(c.isalnum() or c in "/-._~" for c in path) and path.isascii()
+    if not (plain and safe and host and host.isascii()) or ":" in host:  # no IPv6 literal
+        return None
+    return (host.lower(), port), path
 
 
 def estimated_tokens(request: ChatRequest, reply: str) -> tuple[int, int]:
@@ -195,50 +221,115 @@ class HTTPProvider:
         self._path_prefix = urlsplit(self.base_url).path.rstrip("/")  # "/v1" of ".../v1"
         key = key_from_env(api_key_env)
         self._secrets = (key,) if key else ()  # masked in every error message (core/secrets.py)
-        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        # Every request's headers, in the order httpx's client sends them (its defaults first,
+        # named here so the straight path below sends the same bytes without httpx).
+        self._headers = {
+            "Accept": "*/*",
+            "Accept-Encoding": "gzip, deflate",
+            "Connection": "keep-alive",
+            "User-Agent": f"quiztui/{__version__}",
+            "Content-Type": "application/json",
+            **(headers or {}),
+            **(self._key_headers(key) if key else {}),
+        }
+        for value in self._headers.values():
+            value.encode("ascii")  # as httpx's client would refuse it: here, not at a request
+        self._timeouts = {
+            "connect": min(timeout, 10.0),
+            "read": timeout,
+            "write": timeout,
+            "pool": timeout,
+        }
+        self._concurrency = concurrency
         plain = self.base_url.lower().startswith("http://")
         if transport is None and plain and not proxied(self.base_url):
             # Plain HTTP (a server on this machine or the LAN): a lean HTTP/1.1 transport, about
             # 1.5 ms less CPU per streamed reply than httpcore's (providers/plain_http.py).
-            transport = PlainHTTPTransport(max_idle=concurrency)
-        self._client = httpx.AsyncClient(
-            base_url=self.base_url,
-            headers={
-                "Content-Type": "application/json",
-                **(headers or {}),
-                **(self._key_headers(key) if key else {}),
-            },
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-            limits=limits,
-            transport=transport,
-            event_hooks={"response": [refuse_redirect]},  # a 3xx is an error, never followed
-            verify=tls_for(self.base_url),
-        )
+            transport = cast("httpx.AsyncBaseTransport", PlainHTTPTransport(max_idle=concurrency))
+        self._transport = transport
+        self._made_client: httpx.AsyncClient | None = None
         # httpx's client sends every request through a transport it is given (no proxy mount)
         self._direct = transport if isinstance(transport, PlainHTTPTransport) else None
         self._urls: dict[str, httpx.URL] = {}
+        self._server = _plain_server(self.base_url) if self._direct is not None else None
+        self._heads: dict[str, tuple[bytes, str]] = {}
+        self._requests: dict[str, httpx.Request] = {}
+
+    @property
+    def _client(self) -> httpx.AsyncClient:
+        """httpx's client, made on first use: a plain-HTTP judge's streamed requests go without
+        it (:meth:`_post_stream`), so a headless run sends its first ones before httpx is
+        imported (``providers/plain_http.py``)."""
+        client = self._made_client
+        if client is None:
+            import httpx
+
+            client = self._made_client = httpx.AsyncClient(
+                base_url=self.base_url,
+                headers=self._headers,
+                timeout=httpx.Timeout(self._timeouts["read"], connect=self._timeouts["connect"]),
+                limits=httpx.Limits(
+                    max_connections=self._concurrency,
+                    max_keepalive_connections=self._concurrency,
+                ),
+                transport=self._transport,
+                event_hooks={"response": [refuse_redirect]},  # a 3xx is an error, never followed
+                verify=tls_for(self.base_url),
+            )
+        return client
 
     def _post_stream(
         self, path: str, body: dict[str, Any]
     ) -> AbstractAsyncContextManager[httpx.Response]:
         """``self._client.stream("POST", path, json=body)``; for a plain-HTTP judge (quiztui's own
-        transport, no proxy in the way) the request httpx's client builds goes straight to the
-        transport. What the client adds around it is no use here and cost about 0.5 ms of CPU a
-        reply (``docs/speed.md``): auth (quiztui sends its key in a header), redirects (refused:
-        the redirect hook runs here too), cookies (a judge's API needs none; they were parsed
-        from every reply) and its log line."""
+        transport, no proxy in the way) the request goes straight to the transport, as the bytes
+        httpx's client would send (:meth:`_straight`). What the client adds around it is no use
+        here and cost about 0.5 ms of CPU a reply (``docs/speed.md``): auth (quiztui sends its
+        key in a header), redirects (refused: the redirect hook runs here too), cookies (a judge's
+        API needs none; they were parsed from every reply) and its log line."""
         if self._direct is None:
             return self._client.stream("POST", path, json=body)
-        url = self._urls.get(path)
-        if url is None:  # the client's own joining of base URL and path, parsed once
-            url = self._urls[path] = self._client.build_request("POST", path).url
-        return self._straight(self._direct, self._client.build_request("POST", url, json=body))
+        if self._server is None:  # a base URL the straight path does not write: httpx builds it
+            url = self._urls.get(path)
+            if url is None:  # the client's own joining of base URL and path, parsed once
+                url = self._urls[path] = self._client.build_request("POST", path).url
+            request = self._client.build_request("POST", url, json=body)
+            key = (url.host, url.port or 80)
+            return self._straight(key, request_head(request), request.content, request)
+        prefix, url = self._heads.get(path) or self._head(path)
+        data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        head = prefix + str(len(data)).encode() + b"\r\n\r\n"
+        return self._straight(self._server[0], head, data, ("POST", url))
+
+    def _head(self, path: str) -> tuple[bytes, str]:
+        """The request line and headers of a POST to ``path`` as httpx's client writes them, up
+        to the ``Content-Length`` value; and the URL."""
+        assert self._server is not None
+        (host, port), prefix = self._server
+        target = prefix + "/" + path.lstrip("/")
+        lines = [f"POST {target} HTTP/1.1", f"Host: {netloc(host, port)}"]
+        lines += [f"{name}: {value}" for name, value in self._headers.items()]
+        head = ("\r\n".join(lines) + "\r\nContent-Length: ").encode("ascii")
+        url = f"http://{netloc(host, port)}{target}"
+        self._heads[path] = head, url
+        return head, url
 
     @asynccontextmanager
     async def _straight(
-        self, transport: PlainHTTPTransport, request: httpx.Request
+        self, key: tuple[str, int], head: bytes, body: bytes, request: httpx.Request | Target
     ) -> AsyncIterator[httpx.Response]:
-        response = await transport.handle_async_request(request)
+        """Send to quiztui's transport; the answer as httpx's response once its head is here
+        (httpx is imported by then: ``cli/vet.report_work``, or here for the first answer)."""
+        assert self._direct is not None
+        answer = await self._direct.send(key, head, body, self._timeouts, request)
+        if isinstance(request, tuple):
+            made = self._requests.get(request[1])
+            if made is None:  # the request a response names (a redirect's message): one per URL
+                import httpx
+
+                made = self._requests[request[1]] = httpx.Request(*request)
+            request = made
+        response = self._direct.response(answer, request)
         response.request = request
         try:
             await refuse_redirect(response)
@@ -252,8 +343,11 @@ class HTTPProvider:
         the moment it is made instead of when the last of them is."""
         if self._direct is not None:
             count = min(requests, self.limiter.limit)
-            url = httpx.URL(self.base_url)
-            await self._direct.open_ahead(url, count, self._client.timeout.connect)
+            key = self._server[0] if self._server is not None else None
+            if key is None:
+                url = self._client.build_request("GET", "/").url
+                key = (url.host, url.port or 80)
+            await self._direct.open_ahead(key, count, self._timeouts["connect"])
 
     @property
     def label(self) -> str:
@@ -404,7 +498,7 @@ class HTTPProvider:
         """POST and return the decoded JSON reply; transport errors and garbage are retryable."""
         try:
             response = await self._client.post(path, json=body)
-        except TRANSIENT as exc:
+        except transient() as exc:
             raise Retryable.from_transport(exc) from None
         self._check_status(response)
         try:
@@ -420,4 +514,7 @@ class HTTPProvider:
         return Retryable(message, rate_limited=rate_limited, overloaded=True)
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        if self._made_client is not None:
+            await self._made_client.aclose()  # closes the transport too
+        elif self._transport is not None:
+            await self._transport.aclose()

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from typing import Any, Unpack
-
-import httpx
+from typing import TYPE_CHECKING, Any, Unpack
 
 from quiztui.providers._http import HTTPOptions, HTTPProvider, event_json, sse_data
 from quiztui.providers.base import ChatRequest, ChatResult, OnLogprobs, OnText, StreamInterrupted
-from quiztui.providers.retry import RETRYABLE_STATUS, TRANSIENT, Retryable
+
+if TYPE_CHECKING:
+    import httpx
+
+from quiztui.providers.retry import RETRYABLE_STATUS, Retryable, transient
 
 API_VERSION = "2023-06-01"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -199,7 +201,7 @@ class AnthropicProvider(HTTPProvider):
                         what = f"{error.get('type', 'error')}: {str(error.get('message'))[:200]}"
                         busy = error.get("type") in _BUSY
                         raise self._broken(f"stream error {what}", parts, rate_limited=busy)
-        except TRANSIENT as exc:
+        except transient() as exc:
             raise self._broken(f"stream cut ({type(exc).__name__})", parts) from None
         result.text = "".join(parts)
         if not done and result.finish_reason is None:

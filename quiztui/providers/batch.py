@@ -34,12 +34,12 @@ from quiztui.providers.base import ChatRequest, RequestFailed
 from quiztui.providers.probe import tls_for
 from quiztui.providers.retry import (
     RETRYABLE_STATUS,
-    TRANSIENT,
     Retryable,
     RetryPolicy,
     parse_retry_after,
     refuse_redirect,
     retry_call,
+    transient,
 )
 
 log = logging.getLogger(__name__)
@@ -147,7 +147,7 @@ class BatchHTTP:
         """One attempt: the response, or :class:`Retryable` / :class:`RequestFailed`."""
         try:
             response = await self._client.request(method, url, **kwargs)
-        except TRANSIENT as exc:
+        except transient() as exc:
             raise Retryable.from_transport(exc, f" on {where}") from None
         status = response.status_code
         if status < 400:

@@ -6,8 +6,6 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-import httpx
-
 from quiztui.config import Config, JudgeConfig
 from quiztui.core.figures import QUIZ_KEY, TRUTH_FILE
 from quiztui.core.quiz import Quiz
@@ -30,6 +28,8 @@ NATIVE_URLS = {"anthropic": anthropic.DEFAULT_BASE_URL, "gemini": gemini.DEFAULT
 
 def probe_ollama(base_url: str = OLLAMA_URL, timeout: float = 0.4) -> str | None:
     """The first model a local Ollama lists, or None when nothing answers."""
+    import httpx
+
     try:
         response = httpx.get(f"{base_url.rstrip('/')}/models", timeout=timeout)
         models = response.json().get("data") or []

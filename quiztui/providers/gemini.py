@@ -22,10 +22,8 @@ run stops instead of failing every batch alike.
 from __future__ import annotations
 
 import re
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 from urllib.parse import quote
-
-import httpx
 
 from quiztui.providers._http import HTTPOptions, HTTPProvider, event_json, sse_data
 from quiztui.providers.base import (
@@ -36,7 +34,11 @@ from quiztui.providers.base import (
     RequestFailed,
     StreamInterrupted,
 )
-from quiztui.providers.retry import TRANSIENT, Retryable
+
+if TYPE_CHECKING:
+    import httpx
+
+from quiztui.providers.retry import Retryable, transient
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 _FILTERED = frozenset(
@@ -161,7 +163,7 @@ class GeminiProvider(HTTPProvider):
                     if isinstance(chunk, dict):
                         self._stream_error(chunk, parts)
                         _take(chunk, result, parts, on_text)
-        except TRANSIENT as exc:
+        except transient() as exc:
             raise self._broken(f"stream cut ({type(exc).__name__})", parts) from None
         result.text = "".join(parts)
         if result.finish_reason is None:

@@ -15,12 +15,9 @@ from __future__ import annotations
 import codecs
 import json
 import logging
-import math
-from typing import Any, Literal, Unpack
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
-import httpx
-
-from quiztui.core.logprobs import TokenLogprob
+from quiztui.core.logprobs import ServerAlternatives, TokenLogprob, as_logprob
 from quiztui.providers._http import HTTPOptions, HTTPProvider, event_json, sse_data
 from quiztui.providers.base import (
     ChatRequest,
@@ -39,7 +36,10 @@ from quiztui.providers.probe import (
     server_tokenizer,
     token_count,
 )
-from quiztui.providers.retry import TRANSIENT, Retryable
+from quiztui.providers.retry import Retryable, transient
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger(__name__)
 
@@ -56,47 +56,60 @@ class _TokenTexts:
 
     A character may span tokens (UTF-8 bytes split between them), in which case servers send a
     placeholder as ``token``; decoding the ``bytes`` incrementally keeps the character offsets of
-    later tokens right.
+    later tokens right. A token whose bytes are whole UTF-8 characters, with none held back from
+    the tokens before it (nearly every token), is decoded in one call; the incremental decoder
+    takes the rest, and the tokens after them until it holds nothing back.
     """
 
+    __slots__ = ("_decoder", "_holding")
+
     def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._decoder: codecs.IncrementalDecoder | None = None
+        self._holding = False  # the decoder holds the start of a character
 
     def text(self, item: dict[str, Any]) -> str:
         raw = item.get("bytes")
-        if isinstance(raw, list) and raw:
+        if type(raw) is list and raw:
             try:  # a list of ints 0-255, else TypeError/ValueError (one C call, not a loop)
                 data = bytes(raw)
             except (TypeError, ValueError):
                 pass
             else:
-                return self._decoder.decode(data)
+                if not self._holding:
+                    try:
+                        return data.decode()
+                    except UnicodeDecodeError:
+                        pass  # a character cut at the end, or a bad byte: the decoder's way
+                decoder = self._decoder
+                if decoder is None:
+                    decoder = self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+                text = decoder.decode(data)
+                self._holding = bool(decoder.getstate()[0])
+                return text
         token = item.get("token")
         return token if isinstance(token, str) else ""
 
 
-def _float(value: Any) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return math.nan
+_new_token = tuple.__new__  # a TokenLogprob without its Python-level __new__ (one per token)
 
 
 def _parse_logprobs(logprobs: Any, texts: _TokenTexts) -> list[TokenLogprob]:
-    """``choices[i].logprobs.content`` → tokens; a malformed item keeps its text (offsets) only."""
+    """``choices[i].logprobs.content`` → tokens; a malformed item keeps its text (offsets) only.
+    Each token's alternatives are read when first used (:class:`ServerAlternatives`)."""
     content = logprobs.get("content") if isinstance(logprobs, dict) else None
     if not isinstance(content, list):
         return []
     tokens = []
+    text = texts.text
     for item in content:
-        if not isinstance(item, dict):
+        if type(item) is not dict:
             continue
-        top = []
         alternatives = item.get("top_logprobs")
-        for alt in alternatives if isinstance(alternatives, list) else ():
-            if isinstance(alt, dict) and isinstance(alt.get("token"), str):
-                top.append((alt["token"], _float(alt.get("logprob"))))
-        tokens.append(TokenLogprob(texts.text(item), _float(item.get("logprob")), tuple(top)))
+        top = (
+            ServerAlternatives(alternatives) if type(alternatives) is list and alternatives else ()
+        )
+        logprob = as_logprob(item.get("logprob"))
+        tokens.append(_new_token(TokenLogprob, (text(item), logprob, top)))
     return tokens
 
 
@@ -177,7 +190,7 @@ class OpenAICompatProvider(HTTPProvider):
         """One ``GET /models`` before a run (:mod:`quiztui.providers.probe`): a dead server, a
         base URL without ``/v1`` or a model the server lacks is a one-line error (exit 2) before
         any request is spent. The key goes to this provider's own base URL only."""
-        headers = {k: v for k, v in self._client.headers.items() if k.lower() != "content-type"}
+        headers = {k: v for k, v in self._headers.items() if k.lower() != "content-type"}
         models = check_endpoint(self.base_url, self.model, headers=headers)
         slots = server_slots(self.base_url, headers=headers)
         if slots is not None and self.limiter.adaptive:
@@ -218,8 +231,12 @@ class OpenAICompatProvider(HTTPProvider):
                 response = await self._client.post(
                     self.tokenizer.url, json={self.tokenizer.field: text}
                 )
-            except httpx.HTTPError:
-                return None
+            except Exception as exc:
+                import httpx
+
+                if isinstance(exc, httpx.HTTPError):
+                    return None
+                raise
             count = token_count(response) if response.status_code == 200 else None
             if count is None:
                 return None
@@ -395,7 +412,7 @@ class OpenAICompatProvider(HTTPProvider):
                             on_text(delta)
                         if choice.get("finish_reason"):
                             result.finish_reason = choice["finish_reason"]
-        except TRANSIENT as exc:
+        except transient() as exc:
             raise self._broken(f"stream cut ({type(exc).__name__})", parts) from None
         result.text = "".join(parts)
         result.refusal = "".join(refusal) or None

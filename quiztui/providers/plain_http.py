@@ -1,16 +1,23 @@
-"""A lean httpx transport for plain-HTTP servers (``http://``: llama.cpp, Ollama, vLLM, LM Studio
-and every other server on the machine or the LAN).
+"""A lean HTTP/1.1 client for plain-HTTP servers (``http://``: llama.cpp, Ollama, vLLM, LM Studio
+and every other server on the machine or the LAN), as an httpx transport and without httpx.
 
 httpx's default transport (httpcore, h11 and anyio) costs about 2.5 ms of CPU per streamed reply
 on loopback, most of it in layers a plain HTTP/1.1 exchange does not need: the connection pool
 polls every idle socket's readability each time it hands out a request, and each body chunk
 passes through five async generators. With one GIL that CPU is paid between the judge's replies
-(``docs/speed.md``). This transport speaks HTTP/1.1 over asyncio streams itself — about 0.3 ms a
+(``docs/speed.md``). This module speaks HTTP/1.1 over asyncio streams itself — about 0.3 ms a
 reply on its own, 1 ms with httpx's client above it (``bench/vet_throughput.py``) — and keeps
 httpx's client, its request and response objects, event hooks and exception types, so the
 providers and the retry loop see exactly what they saw before. HTTPS keeps httpx's own transport
 (TLS is not re-implemented here), and so does a URL a proxy from the environment applies to
 (:func:`proxied`: httpx's client honours ``HTTP_PROXY`` only with its own transport).
+
+httpx itself (about 30 ms of imports: ``http.client``, ``email``, ``urllib.request``) is not
+needed to send: :meth:`PlainHTTPTransport.send` takes a request's bytes and returns the answer's
+head, and :func:`fetch` asks one request synchronously (the endpoint probe before a run). So a
+headless run's first requests leave before httpx is imported, and it is imported while the judge
+works (``cli/vet.report_work``); a response becomes an httpx ``Response`` when its head arrives,
+and an error is raised as httpx's (httpx imported then).
 
 What it does: one request per connection at a time, keep-alive connections kept per host and
 port (``max_idle`` of them), a connection the server closed is never reused, and a request that
@@ -25,19 +32,49 @@ server that closes early or answers what is not HTTP/1.x.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import functools
+import json
+import os
+import socket
+import sys
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import urlsplit
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
+
+# A request that is no httpx Request (sent before httpx is imported): its method and URL, which
+# an error names (httpx's exceptions carry a request).
+Target = tuple[str, str]
+Timeouts = Mapping[str, float | None]
 
 _HEAD_LIMIT = 1 << 16  # a response head (status line and headers) longer than this is refused
 _NO_BODY_STATUS = frozenset({204, 304})
 
 
+def _error(kind: str, message: str, request: httpx.Request | Target) -> Exception:
+    """httpx's exception ``kind`` for ``request`` (httpx is imported here, on an error's way)."""
+    import httpx
+
+    if isinstance(request, tuple):
+        request = httpx.Request(*request)
+    error: Exception = getattr(httpx, kind)(message, request=request)
+    return error
+
+
 def proxied(url: str) -> bool:
     """Whether a proxy from the environment (``HTTP_PROXY``/``ALL_PROXY``, less ``NO_PROXY``)
-    applies to the plain-HTTP ``url``: then httpx's own transport carries it, through the proxy."""
+    applies to the plain-HTTP ``url``: then httpx's own transport carries it, through the proxy.
+
+    Where proxies come only from the environment (not macOS or Windows, whose system settings
+    ``urllib.request`` also reads), no such variable set means none, without importing
+    ``urllib.request`` (and ``http.client`` with it)."""
+    if sys.platform not in ("darwin", "win32") and not any(
+        value and name.lower() in ("http_proxy", "all_proxy") for name, value in os.environ.items()
+    ):
+        return False
     import urllib.request
-    from urllib.parse import urlsplit
 
     proxies = urllib.request.getproxies()
     if not (proxies.get("http") or proxies.get("all")):
@@ -68,39 +105,86 @@ class _Closed(Exception):
     nothing reached the server and it is sent on a new connection."""
 
 
-class PlainHTTPTransport(httpx.AsyncBaseTransport):
-    """HTTP/1.1 for ``http://`` URLs over asyncio streams (see the module docstring)."""
+class Answer(NamedTuple):
+    """A response head as it arrived, its body still on the connection (:meth:`PlainHTTPTransport.send`)."""
+
+    status: int
+    reason: bytes
+    headers: list[tuple[bytes, bytes]]
+    framing: int | str  # a length, "chunked" or "close" (to the connection's end)
+    keep_alive: bool
+    connection: _Connection
+    read_timeout: float | None
+
+
+class PlainHTTPTransport:
+    """HTTP/1.1 for ``http://`` URLs over asyncio streams (see the module docstring): an httpx
+    transport (``handle_async_request``) and, without httpx, :meth:`send`."""
 
     def __init__(self, *, max_idle: int = 16) -> None:
         self.max_idle = max(1, max_idle)
         self._idle: dict[tuple[str, int], list[_Connection]] = {}
         self.opened = 0  # connections opened (tests read it: keep-alive holds)
 
+    async def __aenter__(self) -> PlainHTTPTransport:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
         if url.scheme != "http":
-            raise httpx.UnsupportedProtocol(
-                f"this transport speaks plain HTTP only, not {url.scheme}", request=request
+            raise _error(
+                "UnsupportedProtocol",
+                f"this transport speaks plain HTTP only, not {url.scheme}",
+                request,
             )
         timeout = request.extensions.get("timeout") or {}
-        key = (url.host, url.port or 80)
         body = await request.aread()
-        head = _request_head(request)
+        answer = await self.send(
+            (url.host, url.port or 80), request_head(request), body, timeout, request
+        )
+        return self.response(answer, request)
+
+    async def send(
+        self,
+        key: tuple[str, int],
+        head: bytes,
+        body: bytes,
+        timeout: Timeouts,
+        request: httpx.Request | Target,
+    ) -> Answer:
+        """Send a request's bytes (``head``: its request line and headers) to ``key``'s server
+        and read the answer's head; its body is read through :meth:`response`. Needs no httpx
+        but for an error, raised as httpx's."""
         while True:
             connection = self._take(key) or await self._open(key, timeout.get("connect"), request)
             try:
-                return await self._exchange(connection, request, head, body, timeout)
+                return await self._exchange(connection, head, body, timeout, request)
             except _Closed:  # a keep-alive the server had closed: once more, on a new one
                 continue
+
+    def response(self, answer: Answer, request: httpx.Request) -> httpx.Response:
+        """``answer`` as httpx's response, its body read as it arrives (httpx imported here)."""
+        import httpx
+
+        stream: Any = _body_type()(self, answer, request)  # an httpx AsyncByteStream
+        return httpx.Response(
+            answer.status,
+            headers=answer.headers,
+            stream=stream,
+            extensions={"http_version": b"HTTP/1.1", "reason_phrase": answer.reason},
+        )
 
     async def _exchange(
         self,
         connection: _Connection,
-        request: httpx.Request,
         head: bytes,
         body: bytes,
-        timeout: dict[str, float | None],
-    ) -> httpx.Response:
+        timeout: Timeouts,
+        request: httpx.Request | Target,
+    ) -> Answer:
         reader = connection.reader
         try:
             connection.writer.write(head + body)
@@ -108,12 +192,12 @@ class PlainHTTPTransport(httpx.AsyncBaseTransport):
                 await connection.writer.drain()
         except TimeoutError:
             connection.close()
-            raise httpx.WriteTimeout("timed out sending the request", request=request) from None
+            raise _error("WriteTimeout", "timed out sending the request", request) from None
         except OSError as exc:
             connection.close()
             if connection.reused:
                 raise _Closed from None
-            raise httpx.WriteError(str(exc) or type(exc).__name__, request=request) from None
+            raise _error("WriteError", str(exc) or type(exc).__name__, request) from None
         read_timeout = timeout.get("read")
         try:
             while True:  # 1xx answers come before the real one
@@ -125,24 +209,20 @@ class PlainHTTPTransport(httpx.AsyncBaseTransport):
         except BaseException as exc:
             connection.close()
             if isinstance(exc, asyncio.IncompleteReadError | ConnectionError):
-                raise httpx.RemoteProtocolError(
-                    "Server disconnected without sending a response.", request=request
+                raise _error(
+                    "RemoteProtocolError",
+                    "Server disconnected without sending a response.",
+                    request,
                 ) from None
             if isinstance(exc, TimeoutError):
-                raise httpx.ReadTimeout(
-                    "timed out waiting for the answer", request=request
-                ) from None
+                raise _error("ReadTimeout", "timed out waiting for the answer", request) from None
             if isinstance(exc, asyncio.LimitOverrunError):
-                raise httpx.RemoteProtocolError("response head too long", request=request) from None
+                raise _error("RemoteProtocolError", "response head too long", request) from None
             raise
-        framing = _framing(request.method, status, headers)
-        stream = _Body(self, connection, framing, keep_alive, read_timeout, request)
-        return httpx.Response(
-            status,
-            headers=headers,
-            stream=stream,
-            extensions={"http_version": b"HTTP/1.1", "reason_phrase": reason},
-        )
+        method = request[0] if isinstance(request, tuple) else request.method
+        framing = _framing(method, status, headers)
+        keep_alive = keep_alive and framing != "close"
+        return Answer(status, reason, headers, framing, keep_alive, connection, read_timeout)
 
     def _take(self, key: tuple[str, int]) -> _Connection | None:
         idle = self._idle.get(key)
@@ -162,31 +242,35 @@ class PlainHTTPTransport(httpx.AsyncBaseTransport):
             connection.close()
 
     async def _open(
-        self, key: tuple[str, int], connect_timeout: float | None, request: httpx.Request
+        self,
+        key: tuple[str, int],
+        connect_timeout: float | None,
+        request: httpx.Request | Target,
     ) -> _Connection:
         try:
             async with asyncio.timeout(connect_timeout):
                 reader, writer = await asyncio.open_connection(*key, limit=_HEAD_LIMIT)
         except TimeoutError:
-            raise httpx.ConnectTimeout("timed out connecting", request=request) from None
+            raise _error("ConnectTimeout", "timed out connecting", request) from None
         except OSError as exc:
-            raise httpx.ConnectError(str(exc) or type(exc).__name__, request=request) from None
+            raise _error("ConnectError", str(exc) or type(exc).__name__, request) from None
         self.opened += 1
         return _Connection(key, reader, writer)
 
-    async def open_ahead(self, url: httpx.URL, count: int, connect_timeout: float | None) -> int:
-        """Open connections to ``url``'s server until ``count`` are idle, all at once; how many
-        were opened. A run's first requests then go out each as soon as it is made: connecting
-        takes a turn of the event loop, and the first turn made every request of the first round
-        before any was sent. A connection that fails is left to the request that would have used
-        it (it connects again and reports the error)."""
-        key = (url.host, url.port or 80)
+    async def open_ahead(
+        self, key: tuple[str, int], count: int, connect_timeout: float | None
+    ) -> int:
+        """Open connections to ``key``'s server (host, port) until ``count`` are idle, all at
+        once; how many were opened. A run's first requests then go out each as soon as it is
+        made: connecting takes a turn of the event loop, and the first turn made every request of
+        the first round before any was sent. A connection that fails is left to the request that
+        would have used it (it connects again and reports the error)."""
         wanted = min(count, self.max_idle) - len(self._idle.get(key, ()))
         if wanted <= 0:
             return 0
-        request = httpx.Request("GET", url)  # names the URL in a connect error, never sent
+        where = ("GET", f"http://{netloc(*key)}/")  # names the server in a connect error
         opened = await asyncio.gather(
-            *(self._open(key, connect_timeout, request) for _ in range(wanted)),
+            *(self._open(key, connect_timeout, where) for _ in range(wanted)),
             return_exceptions=True,
         )
         made = [c for c in opened if isinstance(c, _Connection)]
@@ -201,24 +285,19 @@ class PlainHTTPTransport(httpx.AsyncBaseTransport):
         self._idle.clear()
 
 
-class _Body(httpx.AsyncByteStream):
+class _BodyReader:
     """A response body as it arrives; the connection goes back to the pool once it is read to
-    its end (and is closed if the body is left unread)."""
+    its end (and is closed if the body is left unread). httpx's ``AsyncByteStream`` is mixed in
+    when the first response is made (:func:`_body_type`)."""
 
     def __init__(
-        self,
-        transport: PlainHTTPTransport,
-        connection: _Connection,
-        framing: int | str,
-        keep_alive: bool,
-        read_timeout: float | None,
-        request: httpx.Request,
+        self, transport: PlainHTTPTransport, answer: Answer, request: httpx.Request
     ) -> None:
         self._transport = transport
-        self._connection: _Connection | None = connection
-        self._framing = framing  # a length, "chunked" or "close" (to the connection's end)
-        self._keep_alive = keep_alive and framing != "close"
-        self._timeout = read_timeout
+        self._connection: _Connection | None = answer.connection
+        self._framing = answer.framing
+        self._keep_alive = answer.keep_alive
+        self._timeout = answer.read_timeout
         self._request = request
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
@@ -247,8 +326,8 @@ class _Body(httpx.AsyncByteStream):
                         try:
                             size = int(line.split(b";", 1)[0], 16)
                         except ValueError:
-                            raise httpx.RemoteProtocolError(
-                                "malformed chunk size", request=self._request
+                            raise _error(
+                                "RemoteProtocolError", "malformed chunk size", self._request
                             ) from None
                         if size == 0:
                             while (await reader.readuntil(b"\r\n")) != b"\r\n":
@@ -275,16 +354,17 @@ class _Body(httpx.AsyncByteStream):
                         yield data
         except TimeoutError:
             self._drop()
-            raise httpx.ReadTimeout("timed out reading the answer", request=self._request) from None
+            raise _error("ReadTimeout", "timed out reading the answer", self._request) from None
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             self._drop()
-            raise httpx.RemoteProtocolError(
+            raise _error(
+                "RemoteProtocolError",
                 "peer closed connection without sending complete message body",
-                request=self._request,
+                self._request,
             ) from None
         except ConnectionError as exc:
             self._drop()
-            raise httpx.ReadError(str(exc) or type(exc).__name__, request=self._request) from None
+            raise _error("ReadError", str(exc) or type(exc).__name__, self._request) from None
         except BaseException:
             self._drop()
             raise
@@ -303,7 +383,22 @@ class _Body(httpx.AsyncByteStream):
         self._drop()  # read to its end, the connection is already back in the pool
 
 
-def _request_head(request: httpx.Request) -> bytes:
+@functools.cache
+def _body_type() -> type[_BodyReader]:
+    """:class:`_BodyReader` as httpx's ``AsyncByteStream`` (which httpx's response asks of a
+    stream it reads asynchronously), made once httpx is imported."""
+    import httpx
+
+    return type("_Body", (_BodyReader, httpx.AsyncByteStream), {})
+
+
+def netloc(host: str, port: int) -> str:
+    """``host:port`` as a Host header and a URL write it (an IPv6 address in brackets)."""
+    host = f"[{host}]" if ":" in host else host
+    return host if port == 80 else f"{host}:{port}"
+
+
+def request_head(request: httpx.Request) -> bytes:
     target = request.url.raw_path  # the path and query (origin form)
     lines = [request.method.encode("ascii"), b" ", target, b" HTTP/1.1\r\n"]
     for name, value in request.headers.raw:
@@ -313,20 +408,20 @@ def _request_head(request: httpx.Request) -> bytes:
 
 
 def _parse_head(
-    raw: bytes, request: httpx.Request
+    raw: bytes, request: httpx.Request | Target
 ) -> tuple[int, bytes, list[tuple[bytes, bytes]], bool]:
     """(status, reason, headers, keep-alive) of a response head."""
     status_line, *header_lines = raw[:-4].split(b"\r\n")
     parts = status_line.split(b" ", 2)
     if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
-        raise httpx.RemoteProtocolError(
-            f"not an HTTP/1.x answer: {status_line[:40]!r}", request=request
+        raise _error(
+            "RemoteProtocolError", f"not an HTTP/1.x answer: {status_line[:40]!r}", request
         )
     headers = []
     for line in header_lines:
         name, sep, value = line.partition(b":")
         if not sep or not name or name != name.strip():
-            raise httpx.RemoteProtocolError(f"malformed header {line[:40]!r}", request=request)
+            raise _error("RemoteProtocolError", f"malformed header {line[:40]!r}", request)
         headers.append((name, value.strip()))
     connection = b",".join(v for n, v in headers if n.lower() == b"connection").lower()
     keep_alive = b"close" not in connection and (
@@ -348,14 +443,160 @@ def _framing(method: str, status: int, headers: list[tuple[bytes, bytes]]) -> in
     return "close"
 
 
-class PlainHTTPSyncTransport(httpx.BaseTransport):
-    """One request at a time over the standard library's ``http.client``, for ``http://``: the
-    endpoint probe's few requests before a run (``providers/probe.py``), so a run against a
-    plain-HTTP server never imports httpcore (about 20 ms). Errors map as in
-    :class:`PlainHTTPTransport`; a connection serves one request."""
+class Answered(NamedTuple):
+    """A whole answer to :func:`fetch`: what the probe reads of httpx's response."""
+
+    status_code: int
+    reason: bytes
+    headers: list[tuple[bytes, bytes]]
+    content: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
+class _SocketReader:
+    """A blocking socket read up to a delimiter or a length, the rest kept for the next read."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._buffer = b""
+
+    def _more(self) -> bool:
+        data = self._sock.recv(1 << 16)
+        self._buffer += data
+        return bool(data)
+
+    def until(self, delimiter: bytes, limit: int) -> bytes:
+        while (end := self._buffer.find(delimiter)) < 0:
+            if len(self._buffer) > limit:
+                raise _TooLong
+            if not self._more():
+                raise asyncio.IncompleteReadError(self._buffer, None)
+        if end > limit:
+            raise _TooLong
+        end += len(delimiter)
+        line, self._buffer = self._buffer[:end], self._buffer[end:]
+        return line
+
+    def exactly(self, size: int) -> bytes:
+        while len(self._buffer) < size:
+            if not self._more():
+                raise asyncio.IncompleteReadError(self._buffer, size)
+        data, self._buffer = self._buffer[:size], self._buffer[size:]
+        return data
+
+    def rest(self) -> bytes:
+        while self._more():
+            pass
+        data, self._buffer = self._buffer, b""
+        return data
+
+    def body(self, framing: int | str) -> bytes:
+        if framing == "close":
+            return self.rest()
+        if framing != "chunked":
+            return self.exactly(int(framing))
+        parts: list[bytes] = []
+        while True:
+            line = self.until(b"\r\n", _HEAD_LIMIT)
+            try:
+                size = int(line.split(b";", 1)[0], 16)
+            except ValueError:
+                raise _Malformed("malformed chunk size") from None
+            if size == 0:
+                while self.until(b"\r\n", _HEAD_LIMIT) != b"\r\n":
+                    pass  # trailers: read and dropped
+                return b"".join(parts)
+            parts.append(self.exactly(size + 2)[:-2])
+
+
+class _TooLong(Exception):
+    """A response head past :data:`_HEAD_LIMIT`."""
+
+
+class _Malformed(Exception):
+    """A body framing that is not HTTP/1.1."""
+
+
+def fetch(
+    method: str,
+    url: str,
+    *,
+    head: bytes | None = None,
+    headers: Mapping[str, str] | None = None,
+    body: bytes = b"",
+    timeout: Timeouts,
+    request: httpx.Request | None = None,
+) -> Answered:
+    """One request to a plain-HTTP ``url`` over a connection of its own, answered whole: the
+    probe's few requests before a run (``providers/probe.py``), without httpx or ``http.client``
+    (tens of ms of imports before the first request). ``head`` is the request line and headers as
+    they go out; without it they are made of ``headers`` (``Host`` and ``Content-Length`` added).
+    Errors are httpx's, as :class:`PlainHTTPTransport` raises them."""
+    parts = urlsplit(url)
+    where: httpx.Request | Target = request if request is not None else (method, url)
+    if parts.scheme != "http" or not parts.hostname:
+        raise _error("UnsupportedProtocol", f"plain HTTP only, not {url[:40]!r}", where)
+    host, port = parts.hostname, parts.port or 80
+    if head is None:
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        lines = [f"{method} {target} HTTP/1.1", f"Host: {netloc(host, port)}"]
+        lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+        if body or method not in ("GET", "HEAD"):
+            lines.append(f"Content-Length: {len(body)}")
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout.get("connect"))
+    except TimeoutError:
+        raise _error("ConnectTimeout", "timed out connecting", where) from None
+    except OSError as exc:
+        raise _error("ConnectError", str(exc) or type(exc).__name__, where) from None
+    with sock:
+        try:
+            sock.settimeout(timeout.get("write"))
+            sock.sendall(head + body)
+        except TimeoutError:
+            raise _error("WriteTimeout", "timed out sending the request", where) from None
+        except OSError as exc:
+            raise _error("WriteError", str(exc) or type(exc).__name__, where) from None
+        reader = _SocketReader(sock)
+        try:
+            sock.settimeout(timeout.get("read"))
+            while True:  # 1xx answers come before the real one
+                raw = reader.until(b"\r\n\r\n", _HEAD_LIMIT)
+                status, reason, response_headers, _ = _parse_head(raw, where)
+                if status >= 200:
+                    break
+            content = reader.body(_framing(method, status, response_headers))
+        except TimeoutError:
+            raise _error("ReadTimeout", "timed out waiting for the answer", where) from None
+        except (asyncio.IncompleteReadError, ConnectionError):
+            what = "Server disconnected without sending a complete response."
+            raise _error("RemoteProtocolError", what, where) from None
+        except (_TooLong, _Malformed) as exc:
+            what = str(exc) or "response head too long"
+            raise _error("RemoteProtocolError", what, where) from None
+        except OSError as exc:
+            raise _error("ReadError", str(exc) or type(exc).__name__, where) from None
+    return Answered(status, reason, response_headers, content)
+
+
+class PlainHTTPSyncTransport:
+    """An httpx transport over :func:`fetch`: one request at a time for ``http://``, a
+    connection each (the probe through httpx's client, where a test gives it one)."""
+
+    def __enter__(self) -> PlainHTTPSyncTransport:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        pass
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        import http.client
+        import httpx
 
         url = request.url
         if url.scheme != "http":
@@ -363,44 +604,17 @@ class PlainHTTPSyncTransport(httpx.BaseTransport):
                 f"this transport speaks plain HTTP only, not {url.scheme}", request=request
             )
         timeout = request.extensions.get("timeout") or {}
-        connection = http.client.HTTPConnection(
-            url.host, url.port or 80, timeout=timeout.get("connect")
+        answer = fetch(
+            request.method,
+            str(url),
+            head=request_head(request),
+            body=request.read(),
+            timeout=timeout,
+            request=request,
         )
-        try:
-            try:
-                connection.connect()
-            except TimeoutError:
-                raise httpx.ConnectTimeout("timed out connecting", request=request) from None
-            except OSError as exc:
-                raise httpx.ConnectError(str(exc) or type(exc).__name__, request=request) from None
-            assert connection.sock is not None
-            connection.sock.settimeout(timeout.get("read"))
-            try:
-                connection.putrequest(
-                    request.method,
-                    request.url.raw_path.decode("ascii"),
-                    skip_host=True,
-                    skip_accept_encoding=True,
-                )
-                for name, value in request.headers.raw:
-                    connection.putheader(name.decode("latin-1"), value)
-                connection.endheaders(request.read() or None)
-                response = connection.getresponse()
-                data = response.read()
-            except TimeoutError:
-                raise httpx.ReadTimeout(
-                    "timed out waiting for the answer", request=request
-                ) from None
-            except (http.client.HTTPException, ConnectionError) as exc:
-                what = str(exc) or type(exc).__name__
-                raise httpx.RemoteProtocolError(what, request=request) from None
-            except OSError as exc:
-                raise httpx.ReadError(str(exc) or type(exc).__name__, request=request) from None
-            return httpx.Response(
-                response.status,
-                headers=response.getheaders(),
-                stream=httpx.ByteStream(data),
-                extensions={"http_version": b"HTTP/1.1", "reason_phrase": response.reason.encode()},
-            )
-        finally:
-            connection.close()
+        return httpx.Response(
+            answer.status_code,
+            headers=answer.headers,
+            stream=httpx.ByteStream(answer.content),
+            extensions={"http_version": b"HTTP/1.1", "reason_phrase": answer.reason},
+        )

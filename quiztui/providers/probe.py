@@ -22,15 +22,18 @@ report it as it does. Ollama lists ``name:tag``; a model given without a tag mat
 
 from __future__ import annotations
 
+import json
 import ssl
+import sys
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 from urllib.parse import urlsplit
-
-import httpx
 
 from quiztui.core.records import record
 from quiztui.errors import ConfigError
+
+if TYPE_CHECKING:
+    import httpx
 
 MAX_LISTED = 20  # models named in the unknown-model line
 
@@ -46,14 +49,58 @@ def tls_for(url: str) -> ssl.SSLContext | bool:
 
 
 def _transport_for(url: str, transport: httpx.BaseTransport | None) -> httpx.BaseTransport | None:
-    """``transport`` when given; for a plain-HTTP URL the standard library's client (no
-    httpcore to import before a run's first request), unless a proxy from the environment
-    applies to it; else httpx's own."""
+    """``transport`` when given; for a plain-HTTP URL quiztui's own (``plain_http.fetch``: no
+    httpx or ``http.client`` to import before a run's first request), unless a proxy from the
+    environment applies to it; else httpx's own."""
     from quiztui.providers.plain_http import PlainHTTPSyncTransport, proxied
 
     if transport is None and url.lower().startswith("http://") and not proxied(url):
-        return PlainHTTPSyncTransport()
+        return cast("httpx.BaseTransport", PlainHTTPSyncTransport())  # one, by its methods
     return transport
+
+
+class _Answer(Protocol):
+    """What the probe reads of an answer: httpx's response, or ``plain_http.Answered``."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    def json(self) -> Any: ...
+
+
+def _ask(
+    method: str,
+    url: str,
+    headers: Mapping[str, str] | None,
+    timeout: float,
+    transport: httpx.BaseTransport | None,
+    body: dict[str, Any] | None = None,
+) -> _Answer:
+    """One request of the probe's: straight over ``plain_http.fetch`` for a plain-HTTP URL (the
+    answer asked uncompressed, as it is read whole here), else through httpx's client. Errors are
+    httpx's either way."""
+    sent = {k: v for k, v in (headers or {}).items() if k.lower() != "accept-encoding"}
+    content = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
+    if body is not None:
+        sent["Content-Type"] = "application/json"
+    chosen = _transport_for(url, transport)
+    from quiztui.providers.plain_http import PlainHTTPSyncTransport, fetch
+
+    if isinstance(chosen, PlainHTTPSyncTransport) and transport is None:
+        sent["Accept-Encoding"] = "identity"
+        limits = {"connect": timeout, "read": timeout, "write": timeout}
+        return fetch(method, url, headers=sent, body=content, timeout=limits)
+    import httpx
+
+    with httpx.Client(timeout=timeout, transport=chosen, verify=tls_for(url)) as client:
+        return client.request(method, url, headers=sent, content=content or None)
+
+
+def _is_httpx_error(exc: BaseException, *kinds: str) -> bool:
+    """Whether ``exc`` is one of httpx's errors ``kinds`` (httpx is imported by then: every
+    error the probe's requests raise is httpx's)."""
+    httpx = sys.modules.get("httpx")
+    return httpx is not None and isinstance(exc, tuple(getattr(httpx, k) for k in kinds))
 
 
 def check_endpoint(
@@ -68,17 +115,16 @@ def check_endpoint(
     base = base_url.rstrip("/")
     url = f"{base}/models"
     try:
-        with httpx.Client(
-            timeout=timeout, transport=_transport_for(url, transport), verify=tls_for(url)
-        ) as client:
-            response = client.get(url, headers=dict(headers or {}))
-    except httpx.ConnectError as exc:
-        why = "connection refused" if "refused" in str(exc).lower() else _kind(exc)
-        raise ConfigError(f"cannot reach {base}: {why}") from None
-    except httpx.TimeoutException:
-        raise ConfigError(f"cannot reach {base}: no answer within {timeout:g} s") from None
-    except httpx.HTTPError as exc:
-        raise ConfigError(f"cannot reach {base}: {_kind(exc)}") from None
+        response = _ask("GET", url, headers, timeout, transport)
+    except Exception as exc:
+        if _is_httpx_error(exc, "ConnectError"):
+            why = "connection refused" if "refused" in str(exc).lower() else _kind(exc)
+            raise ConfigError(f"cannot reach {base}: {why}") from None
+        if _is_httpx_error(exc, "TimeoutException"):
+            raise ConfigError(f"cannot reach {base}: no answer within {timeout:g} s") from None
+        if _is_httpx_error(exc, "HTTPError"):
+            raise ConfigError(f"cannot reach {base}: {_kind(exc)}") from None
+        raise
     if response.status_code == 404:
         path = urlsplit(base).path.rstrip("/")
         hint = (
@@ -112,13 +158,14 @@ def server_slots(
     path = parts.path.rstrip("/").removesuffix("/v1")
     url = f"{parts.scheme}://{parts.netloc}{path}/props"
     try:
-        with httpx.Client(
-            timeout=timeout, transport=_transport_for(url, transport), verify=tls_for(url)
-        ) as client:
-            response = client.get(url, headers=dict(headers or {}))
+        response = _ask("GET", url, headers, timeout, transport)
         body: Any = response.json() if response.status_code == 200 else None
-    except (httpx.HTTPError, ValueError):
+    except ValueError:
         return None
+    except Exception as exc:
+        if _is_httpx_error(exc, "HTTPError"):
+            return None
+        raise
     slots = body.get("total_slots") if isinstance(body, dict) else None
     return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0 else None
 
@@ -153,22 +200,19 @@ def server_tokenizer(
     if not _is_local(parts.hostname or ""):
         return None
     root = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/').removesuffix('/v1')}"
-    try:
-        with httpx.Client(
-            timeout=timeout, transport=_transport_for(root, transport), verify=tls_for(root)
-        ) as client:
-            for server, path, field in _TOKENIZERS:
-                response = client.post(
-                    root + path, json={field: "quiz"}, headers=dict(headers or {})
-                )
-                if response.status_code == 200 and token_count(response) is not None:
-                    return Tokenizer(server, root + path, field)
-    except httpx.HTTPError:
-        return None
+    for server, path, field in _TOKENIZERS:
+        try:
+            response = _ask("POST", root + path, headers, timeout, transport, {field: "quiz"})
+        except Exception as exc:
+            if _is_httpx_error(exc, "HTTPError"):
+                return None
+            raise
+        if response.status_code == 200 and token_count(response) is not None:
+            return Tokenizer(server, root + path, field)
     return None
 
 
-def token_count(response: httpx.Response) -> int | None:
+def token_count(response: _Answer) -> int | None:
     """The length of a tokenize answer's ``tokens`` list; None when it is no such answer."""
     try:
         body: Any = response.json()
@@ -195,7 +239,7 @@ def _kind(exc: Exception) -> str:
     return f"{type(exc).__name__}" + (f" ({text[:120]})" if text else "")
 
 
-def _model_ids(response: httpx.Response) -> list[str]:
+def _model_ids(response: _Answer) -> list[str]:
     try:
         body: Any = response.json()
     except ValueError:

@@ -17,16 +17,17 @@ try again.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 from collections.abc import Awaitable, Callable
-from email.utils import parsedate_to_datetime
-from typing import TypeVar
-
-import httpx
+from typing import TYPE_CHECKING, TypeVar
 
 from quiztui.core.records import record
 from quiztui.providers.base import RequestFailed, RetryNotice
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +41,26 @@ RETRYABLE_STATUS = frozenset({408, 409, 425, 429, *range(500, 600)})
 NOT_ACTED_ON = frozenset({408, 425, 429, 503, 529})
 # Statuses that say the server is past its capacity: the concurrency limit goes down on them.
 OVERLOAD_STATUS = frozenset({429, 503, 529})
-# Transport errors that can be retried; the first three mean no byte of the request reached the
-# server.
-NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
-TRANSIENT = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+
+
+@functools.cache
+def not_sent() -> tuple[type[Exception], ...]:
+    """httpx's transport errors that mean no byte of the request reached the server."""
+    import httpx
+
+    return (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+@functools.cache
+def transient() -> tuple[type[Exception], ...]:
+    """httpx's transport errors another attempt may fix (:func:`not_sent`'s among them).
+
+    A function, so that httpx is imported with the first error, not before a run's first
+    request (``providers/plain_http.py``): ``except transient() as exc`` evaluates it only
+    when an exception is on its way."""
+    import httpx
+
+    return (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
 
 
 @record(frozen=True)
@@ -115,7 +132,7 @@ class Retryable(Exception):
         """A timeout or a broken connection (``where``: " on POST /path", for the user)."""
         name = type(exc).__name__
         return cls(
-            f"{name}{where}", sent=not isinstance(exc, NOT_SENT), cause=name, overloaded=True
+            f"{name}{where}", sent=not isinstance(exc, not_sent()), cause=name, overloaded=True
         )
 
 
@@ -221,6 +238,7 @@ def parse_retry_after(value: str | None) -> float | None:
         pass
     try:
         import datetime as dt
+        from email.utils import parsedate_to_datetime
 
         when = parsedate_to_datetime(value)
         return max((when - dt.datetime.now(when.tzinfo)).total_seconds(), 0.0)
@@ -232,7 +250,8 @@ __all__ = [
     "NOT_ACTED_ON",
     "OVERLOAD_STATUS",
     "RETRYABLE_STATUS",
-    "TRANSIENT",
+    "not_sent",
+    "transient",
     "RetryPolicy",
     "Retryable",
     "parse_retry_after",
