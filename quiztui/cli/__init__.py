@@ -20,6 +20,13 @@ from pathlib import Path
 # never used here: marked absent, so `import httpx` skips it (httpx falls back to a stub `main`).
 if "httpx" not in sys.modules:
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+# numpy's OpenBLAS starts a thread per core when it is imported, and each spins for about 0.1 s
+# before it sleeps: 50-90 ms of CPU on another core, taken from the judge server beside it (a
+# local llama.cpp) and from the run. quiztui's numpy work is small arrays (the judge model's
+# fit, the statistics; embeddings run on onnxruntime's own threads), which a thread pool does
+# not speed up: one thread, unless the user chose otherwise (bench/vet_throughput.py: a headless
+# 400-question vet's CPU went from 0.78-0.84 s to 0.54-0.70 s).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from quiztui import __version__  # noqa: E402
 from quiztui.cli._args import (  # noqa: E402
