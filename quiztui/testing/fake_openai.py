@@ -466,6 +466,7 @@ class FakeOpenAI:
             head = await reader.readuntil(b"\r\n\r\n")
         except asyncio.IncompleteReadError:
             return False  # the client closed an idle connection
+        arrived = asyncio.get_running_loop().time()
         request_line, *header_lines = head.decode("latin-1").split("\r\n")
         try:
             method, target, version = request_line.split(" ")
@@ -492,7 +493,7 @@ class FakeOpenAI:
         base: dict[str, Any] = {"connection": connection, "method": method, "path": path}
         base["query"] = query
         base["had_auth"] = had_auth
-        return await self._dispatch(base, body, key_ok, writer, keep_alive)
+        return await self._dispatch(base, body, key_ok, writer, keep_alive, arrived)
 
     def _key_ok(self, authorization: str | None) -> bool:
         if self.require_key is None:
@@ -516,6 +517,7 @@ class FakeOpenAI:
         key_ok: bool,
         writer: asyncio.StreamWriter,
         keep_alive: bool,
+        arrived: float | None = None,
     ) -> bool:
         self._open_record(base)
         method, path, had_auth = base["method"], base["path"], base["had_auth"]
@@ -528,7 +530,7 @@ class FakeOpenAI:
                 return await self._batch_route(base, body, writer, keep_alive)
             if path == CHAT_PATH and method == "POST":
                 if self._slot_sem is None:
-                    return await self._chat(base, body, writer, keep_alive)
+                    return await self._chat(base, body, writer, keep_alive, arrived)
                 self._waiting += 1
                 try:
                     await self._slot_sem.acquire()
@@ -622,8 +624,15 @@ class FakeOpenAI:
     # -- chat completions ------------------------------------------------------------------
 
     async def _chat(
-        self, base: dict[str, Any], body: bytes, writer: asyncio.StreamWriter, keep_alive: bool
+        self,
+        base: dict[str, Any],
+        body: bytes,
+        writer: asyncio.StreamWriter,
+        keep_alive: bool,
+        arrived: float | None = None,
     ) -> bool:
+        """One chat request; ``arrived``: when its head was read (the latency runs from there;
+        a one-slot server's from when the slot is taken)."""
         try:
             payload = json.loads(body)
         except ValueError:
@@ -681,8 +690,11 @@ class FakeOpenAI:
         # ``latency`` is the reply's whole time, as a model server's is: the fake's own work
         # (the oracle's reply, its logprobs, the JSON of every event) is done first and the wait
         # is what is left of it, so that work is never added on top (sixteen replies of a round
-        # otherwise came one after another, 3 ms apart, after their waits).
-        due = asyncio.get_running_loop().time() + self.latency
+        # otherwise came one after another, 3 ms apart, after their waits). It runs from the
+        # request's arrival: a request read while others were being prepared (a round's sixteen
+        # come together) was given its time only once its turn came, up to 20 ms late.
+        now = asyncio.get_running_loop().time()
+        due = (now if arrived is None else min(arrived, now)) + self.latency
         # The other requests that arrived with this one take their time now too: they are not
         # held up by this one's preparation (a model server reads them all as they come).
         await asyncio.sleep(0)
@@ -701,6 +713,7 @@ class FakeOpenAI:
             writer.transport.abort()
             return False
 
+        await asyncio.sleep(0)  # requests that arrive meanwhile are read (and timed) first
         content, faulted = self._content(prompt, list(asked), fault, base["index"])
         if kind == self.structured and isinstance(response_format, dict) and fault is None:
             content = _structured(content, list(asked), response_format)
@@ -711,6 +724,7 @@ class FakeOpenAI:
             content, finish = content[: len(content) // 2], "length"
         tokens = None
         if logprobs:
+            await asyncio.sleep(0)
             tokens = oracle_logprobs(prompt, content, self.truth, seed=self.seed, top_n=top_n or 0)
         base["completion_tokens"] = completion_tokens = approx_tokens(content)
         usage = {
