@@ -47,7 +47,7 @@ def _standard(data: Any, **kwargs: Any) -> str:
         return json.dumps(json_text.finite(data), allow_nan=False, **kwargs)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(_DATA)
 def test_a_report_reads_byte_for_byte_as_the_standard_librarys_writer_wrote_it(data: Any) -> None:
     """Every shape a report may hold: floats either side of 1e-4 (where ``json`` writes
@@ -107,7 +107,7 @@ _PLAIN = st.recursive(
 )
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(_PLAIN)
 def test_what_orjson_writes_reads_as_json_wrote_it(data: Any) -> None:
     """The shapes orjson is given (string keys, 64-bit ints): byte for byte ``json``'s text."""

@@ -716,7 +716,7 @@ def _streamed_content(draw: st.DrawFn) -> list[object]:
     return content
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(_streamed_content())
 def test_the_lazy_parse_reads_each_token_as_the_eager_one_did(content: list[object]) -> None:
     """A streamed reply's tokens are parsed with their alternatives left as the server sent them
