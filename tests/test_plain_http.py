@@ -549,7 +549,10 @@ def test_the_straight_path_writes_the_request_httpxs_client_would(
         "http://10.0.0.2:11434/v1",
     ):
         judge = OpenAICompatProvider(
-            base_url=base, model="m", api_key_env="QUIZ_KEY", headers={"X-Team": "a%b"}
+            base_url=base,
+            model="m",
+            api_key_env="QUIZ_KEY",
+            headers={"X-Team": "a%b", "user-agent": "bench/1", "ACCEPT": "application/json"},
         )
         assert judge._server is not None, base
         prefix, url = judge._head("/chat/completions")

@@ -223,15 +223,23 @@ class HTTPProvider:
         self._secrets = (key,) if key else ()  # masked in every error message (core/secrets.py)
         # Every request's headers, in the order httpx's client sends them (its defaults first,
         # named here so the straight path below sends the same bytes without httpx).
-        self._headers = {
-            "Accept": "*/*",
-            "Accept-Encoding": "gzip, deflate",
-            "Connection": "keep-alive",
-            "User-Agent": f"quiztui/{__version__}",
-            "Content-Type": "application/json",
-            **(headers or {}),
-            **(self._key_headers(key) if key else {}),
-        }
+        key_headers = self._key_headers(key) if key else None
+        pairs = [
+            ("Accept", "*/*"),
+            ("Accept-Encoding", "gzip, deflate"),
+            ("Connection", "keep-alive"),
+            ("User-Agent", f"quiztui/{__version__}"),
+            ("Content-Type", "application/json"),
+        ]
+        for name, value in [*(headers or {}).items(), *(key_headers or {}).items()]:
+            # one header per name whatever its case, in the first one's place and the last one's
+            # spelling, as httpx's Headers.update keeps them
+            at = next((i for i, (n, _) in enumerate(pairs) if n.lower() == name.lower()), None)
+            if at is None:
+                pairs.append((name, value))
+            else:
+                pairs[at] = (name, value)
+        self._headers = dict(pairs)
         for value in self._headers.values():
             value.encode("ascii")  # as httpx's client would refuse it: here, not at a request
         self._timeouts = {
