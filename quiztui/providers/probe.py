@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import ssl
-import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 from urllib.parse import urlsplit
@@ -96,13 +95,6 @@ def _ask(
         return client.request(method, url, headers=sent, content=content or None)
 
 
-def _is_httpx_error(exc: BaseException, *kinds: str) -> bool:
-    """Whether ``exc`` is one of httpx's errors ``kinds`` (httpx is imported by then: every
-    error the probe's requests raise is httpx's)."""
-    httpx = sys.modules.get("httpx")
-    return httpx is not None and isinstance(exc, tuple(getattr(httpx, k) for k in kinds))
-
-
 def check_endpoint(
     base_url: str,
     model: str,
@@ -116,13 +108,15 @@ def check_endpoint(
     url = f"{base}/models"
     try:
         response = _ask("GET", url, headers, timeout, transport)
-    except Exception as exc:
-        if _is_httpx_error(exc, "ConnectError"):
+    except Exception as exc:  # the probe's errors are httpx's (imported with the first one)
+        import httpx
+
+        if isinstance(exc, httpx.ConnectError):
             why = "connection refused" if "refused" in str(exc).lower() else _kind(exc)
             raise ConfigError(f"cannot reach {base}: {why}") from None
-        if _is_httpx_error(exc, "TimeoutException"):
+        if isinstance(exc, httpx.TimeoutException):
             raise ConfigError(f"cannot reach {base}: no answer within {timeout:g} s") from None
-        if _is_httpx_error(exc, "HTTPError"):
+        if isinstance(exc, httpx.HTTPError):
             raise ConfigError(f"cannot reach {base}: {_kind(exc)}") from None
         raise
     if response.status_code == 404:
@@ -163,7 +157,9 @@ def server_slots(
     except ValueError:
         return None
     except Exception as exc:
-        if _is_httpx_error(exc, "HTTPError"):
+        import httpx
+
+        if isinstance(exc, httpx.HTTPError):
             return None
         raise
     slots = body.get("total_slots") if isinstance(body, dict) else None
@@ -204,7 +200,9 @@ def server_tokenizer(
         try:
             response = _ask("POST", root + path, headers, timeout, transport, {field: "quiz"})
         except Exception as exc:
-            if _is_httpx_error(exc, "HTTPError"):
+            import httpx
+
+            if isinstance(exc, httpx.HTTPError):
                 return None
             raise
         if response.status_code == 200 and token_count(response) is not None:
