@@ -8,7 +8,6 @@ defaults. API keys are never read from the file: ``api_key_env`` names the varia
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -542,6 +541,8 @@ def load_config(path: Path | None = None, environ: dict[str, str] | None = None)
     path = path or config_path()
     data: dict[str, Any] = {}
     if path.exists() or explicit:
+        import tomllib  # only when there is a file to read (none: a start-up without it)
+
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:

@@ -44,3 +44,33 @@ def test_an_error_comes_out_as_it_was_raised() -> None:
 
     with pytest.raises(ValueError, match="boom"):
         run_to_end(fail())
+
+
+async def test_a_background_step_waits_while_other_work_is_ready() -> None:
+    """A headless run's report work (cli/vet.report_work) goes a step at a time through
+    ``when_idle``: a round of replies read one after another is not interleaved with it."""
+    from quiztui.cli.running import when_idle
+
+    order: list[str] = []
+
+    async def replies() -> None:  # sixteen replies read one after another, each handing over
+        for n in range(16):
+            order.append(f"reply {n}")
+            await asyncio.sleep(0)
+
+    async def report() -> None:
+        for n in range(3):
+            await when_idle()
+            order.append(f"step {n}")
+
+    reading = asyncio.create_task(replies())
+    await asyncio.gather(report(), reading)
+    assert order[:16] == [f"reply {n}" for n in range(16)]
+    assert order[16:] == ["step 0", "step 1", "step 2"]
+
+
+async def test_a_background_step_goes_at_once_on_an_idle_loop() -> None:
+    from quiztui.cli.running import when_idle
+
+    for _ in range(50):  # nothing else is ready: never a step's wait (an hour here)
+        await asyncio.wait_for(when_idle(step=3600.0), timeout=60)

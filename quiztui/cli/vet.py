@@ -21,7 +21,7 @@ from quiztui.cli import collector
 from quiztui.cli import estimate as cli_estimate
 from quiztui.cli._args import COLUMNS_HELP, STRICT_HELP, Parents, answers_arguments, help_for
 from quiztui.cli.flags import INT64_MAX, Number
-from quiztui.cli.running import run_to_end
+from quiztui.cli.running import run_to_end, when_idle
 from quiztui.core.kscore import BADGE_SEVERITY, Badge
 from quiztui.core.terminal import RAW_CSV_HELP
 
@@ -374,41 +374,38 @@ def _stored_report(
 
 async def report_work(config: Config, quiz: Quiz) -> LintReport:
     """What a headless run's report needs besides the verdicts, done while the judge is waited on
-    (:func:`headless`'s ``when_sent``): numpy (the judge model's, at the run's end), the report
-    writers and the review desk imported, the quiz's lint. On the event loop's thread, a step at
-    a time, so a reply that arrives meanwhile waits for one step, not for all of them. First the
-    records imported but not made yet (``core/records.py``): the replies' own classes among them.
-    Before them httpx, which a plain-HTTP judge's first requests go without and their answers
-    are read with (``providers/plain_http.py``)."""
+    (:func:`headless`'s ``when_sent``): httpx (the replies are read with it), numpy (the judge
+    model's, at the run's end), the report writers and the review desk imported, and the quiz's
+    lint. On the event loop's thread, a step at a time, each when the loop has nothing else to do
+    (:func:`~quiztui.cli.running.when_idle`): a round of replies is read before the next step.
+    The largest steps come first, while the first requests are still out: httpx and numpy take
+    30-60 ms each, which no reply should wait for; the rest take a few ms at most. Then the
+    records imported but not made yet (``core/records.py``), the replies' own classes among them.
+    """
+    import importlib
+
     import httpx
 
-    await asyncio.sleep(0)
+    await when_idle()
+    import numpy  # the judge model's fit and intervals (pipeline/vet.VetRun._judge_model)
+
+    await when_idle()
     from quiztui.core.records import make_pending
 
     for _ in make_pending():
-        await asyncio.sleep(0)
+        await when_idle()
     from quiztui.providers._http import event_json
 
     event_json("{}")  # orjson, which reads the streamed replies
-    await asyncio.sleep(0)
-    import numpy
-    import numpy.ma  # np.quantile's np.unique asks for it: 10-20 ms after the last reply else
-    import numpy.random  # the judge model's intervals (imported by numpy on first use)
-
-    await asyncio.sleep(0)
-    import quiztui.core.judges  # the end's scores (pipeline/vet.VetRun._judge_model)
-
-    await asyncio.sleep(0)
-    from quiztui.assemble.review_desk import decisions_for
-    from quiztui.report.writers import ReportExtras
-
-    await asyncio.sleep(0)
-    from rapidfuzz.distance import Indel  # the lint's text comparisons (core/textnorm.py)
-
-    await asyncio.sleep(0)
+    # Each a step of its own, leaves first: numpy.ma is asked for by np.quantile's np.unique
+    # (10-20 ms after the last reply else), numpy.random by the judge model's intervals.
+    for module in _REPORT_MODULES:
+        await when_idle()
+        importlib.import_module(module)
+    await when_idle()
     from quiztui.assemble.common import lint_report_steps
 
-    del httpx, numpy, quiztui, decisions_for, ReportExtras, Indel  # imported, used later
+    del httpx, numpy  # imported, used later
     steps = lint_report_steps(config, quiz)
     while True:  # the lint a few questions at a time: about 1 ms a step
         try:
@@ -416,7 +413,29 @@ async def report_work(config: Config, quiz: Quiz) -> LintReport:
         except StopIteration as done:
             collector.settle()  # the modules and the lint made here live to the end
             return done.value  # type: ignore[no-any-return]
-        await asyncio.sleep(0)
+        await when_idle()
+
+
+# What a headless run's end imports, in an order that keeps each import a small step.
+_REPORT_MODULES = (
+    "numpy.ma",
+    "numpy.random",
+    "quiztui.core.judges",  # the end's scores (pipeline/vet.VetRun._judge_model)
+    "rapidfuzz.distance.Indel",  # the lint's text comparisons (core/textnorm.py)
+    "rapidfuzz.fuzz",
+    "rapidfuzz.process",
+    "quiztui.core.textnorm",
+    "quiztui.core.lint_items",
+    "quiztui.core.lint",
+    "quiztui.core.decisions",
+    "quiztui.assemble.review_desk",
+    "xml.etree.ElementTree",
+    "quiztui.report.junit",
+    "quiztui.report.svg",
+    "quiztui.report.html",
+    "quiztui.report.extras",
+    "quiztui.report.writers",
+)
 
 
 def cmd_vet(config: Config, args: argparse.Namespace) -> int:

@@ -28,7 +28,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from quiztui.core.assertions import Assertion, batch_ids, render_batch
-from quiztui.core.question_mode import render_question_batch
 from quiztui.core.records import record
 
 CHARS_PER_TOKEN = 4
@@ -202,6 +201,8 @@ def render_judge_batch(
     assertion lines. The run and the estimate both render through here.
     """
     if question_text is not None:
+        from quiztui.core.question_mode import render_question_batch  # question mode only
+
         return render_question_batch(template, question_text, batch)
     return render_batch(template, batch)
 

@@ -117,6 +117,11 @@ class Quiz(_Copy):
         raise KeyError(question_id)
 
     def content_hash(self) -> str:
+        """The questions' texts, options and keys hashed; worked out once per quiz (a frozen
+        quiz's questions never change, and a run asks for it several times)."""
+        known: str | None = self.__dict__.get("_content_hash")
+        if known is not None:
+            return known
         import hashlib
 
         h = hashlib.sha256()
@@ -125,7 +130,8 @@ class Quiz(_Copy):
             for o in q.options:
                 h.update(b"\x1f" + o.encode())
             h.update(f"\x1e{q.key}\x1d".encode())
-        return h.hexdigest()
+        self.__dict__["_content_hash"] = known = h.hexdigest()
+        return known
 
 
 def load_report(loaded: int, skipped: Sequence[str]) -> list[str]:

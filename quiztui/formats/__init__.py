@@ -12,11 +12,9 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from quiztui.core.bank import bank_quiz
 from quiztui.core.quiz import Quiz
 from quiztui.core.records import record
 from quiztui.errors import QuizFormatError, QuizProblem
-from quiztui.formats import csv, opentdb, quizaic
 from quiztui.formats._depth import MAX_JSON_DEPTH, too_deep
 from quiztui.formats._source import read_text
 from quiztui.formats.truth import load_truth, truth_path_for
@@ -32,8 +30,20 @@ def format_module(name: str):  # type: ignore[no-untyped-def]
     return importlib.import_module(f"quiztui.formats.{name}")
 
 
+def _parser(name: str) -> Callable[..., Quiz]:
+    """Format ``name``'s reader, its module imported when a file of it is read (a run reads one
+    format: the others' modules and what they import stay out of its start-up)."""
+
+    def parse(text: str, shown: str, title: str, **kwargs: object) -> Quiz:
+        return format_module(name).parse(text, shown, title, **kwargs)  # type: ignore[no-any-return]
+
+    return parse
+
+
 def _bank_parser(name: str) -> Callable[..., Quiz]:
     def parse(text: str, shown: str, title: str, *, strict: bool = True) -> Quiz:
+        from quiztui.core.bank import bank_quiz
+
         return bank_quiz(format_module(name).parse_bank(text, shown, title, strict=strict))
 
     return parse
@@ -52,23 +62,23 @@ FORMATS: dict[str, QuizFormat] = {
     fmt.name: fmt
     for fmt in (
         QuizFormat(
-            quizaic.NAME,
+            "quizaic",
             (".json", ".jsonl", ".txt"),
             "Quizaic JSON: question/responses/correct, an array or one object per line",
-            quizaic.parse,
+            _parser("quizaic"),
         ),
         QuizFormat(
-            opentdb.NAME,
+            "opentdb",
             (".json",),
             'Open Trivia DB API JSON: {"results": [...]} with HTML entities',
-            opentdb.parse,
+            _parser("opentdb"),
         ),
         QuizFormat(
-            csv.NAME,
+            "csv",
             (".csv",),
             "CSV: question,correct,distractor1,... or one column per option"
             " (question,A,B,C,D,answer; a choices list), with or without a header",
-            csv.parse,
+            _parser("csv"),
         ),
         QuizFormat(
             "gift",
@@ -199,8 +209,12 @@ def _parse_json(
         except json.JSONDecodeError:
             data = None  # JSON Lines, or broken: the Quizaic reader reports which line
         if isinstance(data, dict) and ("results" in data or "response_code" in data):
-            return opentdb.parse_data(data, shown, title, strict=strict)
-    return quizaic.parse(text, shown, title, strict=strict, columns=columns)
+            return format_module("opentdb").parse_data(  # type: ignore[no-any-return]
+                data, shown, title, strict=strict
+            )
+    return format_module("quizaic").parse(  # type: ignore[no-any-return]
+        text, shown, title, strict=strict, columns=columns
+    )
 
 
 def _error(shown: str, message: str) -> QuizFormatError:

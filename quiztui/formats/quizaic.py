@@ -194,11 +194,11 @@ def check_item(obj: Any, builder: QuizBuilder, *, line: int | None, item: int | 
 def lint_ignore(obj: dict[str, Any], report: Any) -> tuple[str, ...]:
     """The item's ``lint_ignore``: a code or category, a comma-separated string of them, or a
     list of them; a wrong type or an unknown code is reported on the field."""
-    from quiztui.core.lint_model import LintSettingsError, check_selectors, split_selectors
-
     value = obj.get(LINT_IGNORE)
     if value is None:
         return ()
+    from quiztui.core.lint_model import LintSettingsError, check_selectors, split_selectors
+
     if isinstance(value, str):
         words = split_selectors([value])
     elif isinstance(value, list) and all(isinstance(v, str) for v in value):

@@ -19,12 +19,11 @@ import asyncio
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from quiztui.core.assertions import Assertion
 from quiztui.core.estimate import approx_tokens, usd
 from quiztui.core.logprobs import LogprobIndex, graded_key_score
-from quiztui.core.question_mode import QuestionVerdictParser, answer_schema
 from quiztui.core.quiz import Question
 from quiztui.core.records import record
 from quiztui.core.verdicts import (
@@ -58,6 +57,7 @@ from quiztui.providers.base import (
 )
 
 if TYPE_CHECKING:
+    from quiztui.core.question_mode import QuestionVerdictParser
     from quiztui.pipeline.vet import VetRun
 
 CUT_AT_MAX_TOKENS = "cut at max_tokens"  # the unjudged reason of a reply cut at the token limit
@@ -94,11 +94,15 @@ class _BatchReply:
         self.seqs = seqs
         self.prompt, id_map = judging.planner.render(seqs)  # the estimate renders through it too
         self.question_mode = judging.run.question_mode
-        self.parser: StreamingVerdictParser | QuestionVerdictParser = (
-            QuestionVerdictParser(list(id_map), self.prompt)
-            if self.question_mode
-            else StreamingVerdictParser(id_map.keys())
-        )
+        self.parser: StreamingVerdictParser | QuestionVerdictParser
+        if self.question_mode:
+            from quiztui.core.question_mode import QuestionVerdictParser, answer_schema
+
+            self.parser = QuestionVerdictParser(list(id_map), self.prompt)
+            self.schema = answer_schema(len(id_map))
+        else:
+            self.parser = StreamingVerdictParser(id_map.keys())
+            self.schema = verdict_schema(id_map.keys())
         self.seq_of = {ident: seq for ident, seq in zip(id_map, seqs, strict=True)}
         self.got: dict[str, ParsedVerdict] = {}
         self.p_true_of: dict[str, float | None] = {}
@@ -111,9 +115,6 @@ class _BatchReply:
         # "named no option"): the reason its ids are unjudged, when it is one.
         self.problem: str | None = None
         self.text: list[str] = []  # the reply so far, for a verdict document over many lines
-        self.schema = (
-            answer_schema(len(id_map)) if self.question_mode else verdict_schema(id_map.keys())
-        )
         self.raw = ""
         self.tokens_in = self.tokens_out = 0
         self._order = judging.order
@@ -127,8 +128,8 @@ class _BatchReply:
         """The end of the reply. In question mode the answer is taken only now, and only from
         a whole reply: one cut at the token limit or broken off gives no verdict."""
         found = self.parser.close()
-        if isinstance(self.parser, QuestionVerdictParser):
-            self.problem = self.problem or self.parser.problem
+        if self.question_mode:
+            self.problem = self.problem or cast("QuestionVerdictParser", self.parser).problem
             if self.problem is not None or self.status != "ok":
                 return
         self._take(found)
