@@ -134,6 +134,8 @@ def carried(decision: Decision, question: Question) -> Decision | None:
 def carry_over(quiz: Quiz, latest: Mapping[str, Decision]) -> dict[str, Decision]:
     """Question id → its decision, from the newest decision per content hash (``latest``)."""
     out: dict[str, Decision] = {}
+    if not latest:  # no decision at all (a bank not reviewed yet): no question to hash
+        return out
     for question in quiz.questions:
         decision = latest.get(question_hash(question))
         if decision is not None and (kept := carried(decision, question)) is not None:

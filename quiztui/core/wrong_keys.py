@@ -15,6 +15,7 @@ Every face (the reports, the headless summary, the panel report) words it throug
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -124,7 +125,14 @@ def worth_text(p_wrong: float, *, disagree: bool, judges: int = 1) -> str:
 
 
 def wrong_keys_of(confidences: Sequence[float], level: float = LEVEL) -> WrongKeys:
-    """From the questions' confidence (P(key right)), as runs and panels keep it."""
+    """From the questions' confidence (P(key right)), as runs and panels keep it. The same
+    confidences give the same figure at once: a headless run's summary line and its report
+    both ask for it (a few ms each for 400 questions)."""
+    return _wrong_keys_of(tuple(confidences), level)
+
+
+@functools.lru_cache(maxsize=4)
+def _wrong_keys_of(confidences: tuple[float, ...], level: float) -> WrongKeys:
     return expected_wrong_keys([min(max(1.0 - c, 0.0), 1.0) for c in confidences], level)
 
 
