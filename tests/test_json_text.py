@@ -1,4 +1,4 @@
-"""Report JSON (``report/json_text.py``): orjson writes a report as the standard library's
+"""Report JSON (``core/json_text.py``): orjson writes a report as the standard library's
 indented writer does, byte for byte, or leaves it to that writer; figures that are not finite
 become null with a note either way."""
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quiztui.report import json_text
+from quiztui.core import json_text
 
 _FLOATS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
@@ -113,3 +113,47 @@ def test_what_orjson_writes_reads_as_json_wrote_it(data: Any) -> None:
     """The shapes orjson is given (string keys, 64-bit ints): byte for byte ``json``'s text."""
     want = _standard(data, indent=2, ensure_ascii=False)
     assert json_text.dumps(data, indent=2, ensure_ascii=False) == want
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as read back, NaN equal to NaN and -0.0 told from 0.0 (a float's sign is kept)."""
+    if isinstance(a, float) and isinstance(b, float):
+        same_sign = math.copysign(1, a) == math.copysign(1, b)
+        return (math.isnan(a) and math.isnan(b)) or (a == b and same_sign)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+@settings(max_examples=250, deadline=None)
+@given(_DATA)
+def test_a_stored_summary_reads_back_as_json_wrote_it(data: Any) -> None:
+    """The store's summaries (``compact``): whichever writer, ``json.loads`` gives what it gave
+    for ``json.dumps``'s text, NaN and infinities included, key order kept."""
+    try:
+        want = json.loads(json.dumps(data))
+    except (TypeError, ValueError):  # a key json cannot write: compact raises alike
+        with pytest.raises((TypeError, ValueError)):
+            json_text.compact(data)
+        return
+    assert _same(json.loads(json_text.compact(data)), want)
+
+
+def test_a_plain_summary_is_written_by_orjson_and_the_rest_by_json(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    used: list[str] = []
+    real = json_text._orjson
+
+    def spy() -> Any:
+        used.append("orjson")
+        return real()
+
+    monkeypatch.setattr(json_text, "_orjson", spy)
+    summary = {"questions": [{"id": "q1", "p": 1e-7, "verdicts": [True, None]}], "cost": 0.5}
+    assert json.loads(json_text.compact(summary)) == summary and used == ["orjson"]
+    for odd in ({"p": math.nan}, {1: "a"}, {"big": 10**30}):  # NaN kept as json writes it
+        assert json_text.compact(odd) == json.dumps(odd)
+    assert used == ["orjson", "orjson"]  # the big int: orjson refused it, json wrote it

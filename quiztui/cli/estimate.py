@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from quiztui.cli.flags import Number
 from quiztui.core.estimate import usd
-from quiztui.report import json_text
+from quiztui.core import json_text
 
 if TYPE_CHECKING:
     from quiztui.config import Config

@@ -18,7 +18,7 @@ from quiztui.assemble.grade import calibration_embedder
 from quiztui.cli.running import run_to_end
 from quiztui.config import Config
 from quiztui.errors import QuiztuiError
-from quiztui.report import json_text
+from quiztui.core import json_text
 from quiztui.report.writers import write_report
 
 

@@ -15,7 +15,7 @@ from quiztui.cli._quiz import load_input
 from quiztui.cli.flags import Number
 from quiztui.cli.running import run_to_end
 from quiztui.config import Config
-from quiztui.report import json_text
+from quiztui.core import json_text
 from quiztui.report.text import text_table
 
 

@@ -33,7 +33,7 @@ from quiztui.cli.running import run_to_end
 from quiztui.config import Config
 from quiztui.core.quiz import Quiz
 from quiztui.core.review import CRITERIA, MODES, SHORT
-from quiztui.report import json_text
+from quiztui.core import json_text
 from quiztui.report.writers import RAW_CSV_HELP, write_report
 
 

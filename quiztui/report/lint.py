@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 from quiztui.core.lint import CODES, LintFinding, LintReport
 from quiztui.core.quiz import Quiz
-from quiztui.report import json_text
+from quiztui.core import json_text
 from quiztui.report.text import text_table
 from quiztui.report.writers import md_cell
 

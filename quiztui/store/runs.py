@@ -11,6 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from quiztui.core import json_text
 from quiztui.core.assertions import Assertion
 from quiztui.core.quiz import Quiz
 from quiztui.core.records import record
@@ -346,7 +347,7 @@ class Store:
     def finish_run(self, run_id: int, status: str, summary: dict[str, Any] | None) -> None:
         self.conn.execute(
             "UPDATE runs SET status = ?, finished_at = ?, summary_json = ? WHERE id = ?",
-            (status, time.time(), json.dumps(summary) if summary is not None else None, run_id),
+            (status, time.time(), None if summary is None else json_text.compact(summary), run_id),
         )
 
     def set_status(self, run_id: int, status: str) -> None:

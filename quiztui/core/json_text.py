@@ -1,6 +1,10 @@
 """Report JSON that every parser reads: no bare ``NaN`` or ``Infinity`` (not JSON; ``jq`` and
 browsers refuse them). A figure that is not a finite number is ``null`` with a ``<key>_note``
-beside it saying why (Cohen's and Fleiss' κ are undefined when the verdicts do not vary)."""
+beside it saying why (Cohen's and Fleiss' κ are undefined when the verdicts do not vary).
+
+Written by orjson where it writes what ``json`` would (:func:`dumps`, :func:`compact`): the
+standard library's writer took 5-15 ms of a 400-question run's end. In ``core`` so the store's
+summaries (``store/runs.py``) and the reports write alike."""
 
 from __future__ import annotations
 
@@ -38,11 +42,12 @@ def finite(data: Any, reasons: Mapping[str, str] | None = None) -> Any:
     return None if _bad(data) else data
 
 
-def _plain(data: Any) -> bool | None:
+def _plain(data: Any, small: bool = False) -> bool | None:
     """Whether ``data`` holds only what orjson writes as ``json`` does: True; False when it holds
     a float that is not finite (:func:`finite` first); None for a float under 1e-4 (``json``
-    writes ``1e-05``, orjson ``0.00001``), a type that is not exactly dict, list, tuple, str,
-    int, float, bool or None, or a key that is no string.
+    writes ``1e-05``, orjson ``0.00001``; ``small``: the same number all the same, fine), a type
+    that is not exactly dict, list, tuple, str, int, float, bool or None, or a key that is no
+    string.
 
     A walk with a stack of its own (a report is some 13,000 values, and a call per value was
     most of the time this check took)."""
@@ -64,7 +69,7 @@ def _plain(data: Any) -> bool | None:
         elif kind is float:
             if value - value != 0.0:  # NaN or an infinity
                 plain = False
-            elif 0.0 < abs(value) < 1e-4:
+            elif not small and 0.0 < abs(value) < 1e-4:
                 return None
         else:
             return None
@@ -99,6 +104,21 @@ def dumps(data: Any, reasons: Mapping[str, str] | None = None, **kwargs: Any) ->
         return json.dumps(data, allow_nan=False, **kwargs)
     except (ValueError, TypeError):  # a NaN, or a mapping or value only the walk turns into JSON
         return json.dumps(finite(data, reasons), allow_nan=False, **kwargs)
+
+
+def compact(data: Any) -> str:
+    """``json.dumps(data)`` read back: the same values, ``NaN`` kept as ``json`` writes it (the
+    store's summaries, read by Python). orjson writes it, without ``json``'s spaces, when
+    :func:`_plain` vouches that every value is one it writes as ``json`` does (a 400-question
+    run's summary: 4-5 ms by ``json``, under 1 ms this way, with the check)."""
+    if _plain(data, small=True):
+        fast = _orjson()
+        if fast is not None:
+            try:
+                return fast.dumps(data).decode()  # type: ignore[no-any-return]
+            except TypeError:  # an int past 64 bits, a lone surrogate: json's to write
+                pass
+    return json.dumps(data)
 
 
 def _orjson() -> Any:
