@@ -200,3 +200,38 @@ def test_on_the_real_exam_a_single_judge_with_default_rates_is_calibrated(exam) 
     # a disagreement is worth about one wrong key in eight, not "confidence 0.2"
     away = (exam.picks[:, j] >= 0) & (exam.picks[:, j] != exam.keys)
     assert 0.05 < fit.p_key_wrong[away & scored].mean() < 0.3
+
+
+@pytest.mark.parametrize("judges", [1, 3])
+def test_the_interval_draws_in_one_pass_are_the_e_steps_posteriors(judges: int) -> None:
+    """Assertion judges' interval draws are scored in one pass of arrays (``_key_posteriors``):
+    each draw's P(key right) is what an E-step under that draw's parameters gives."""
+    from quiztui.core.judges import _Arrays
+
+    rng = np.random.default_rng(judges)
+    counts = rng.integers(2, 6, size=60)
+    keys = [int(rng.integers(0, c)) for c in counts]
+    verdicts = [
+        [[None if rng.random() < 0.1 else bool(rng.random() < 0.3) for _ in range(c)]]
+        * judges
+        for c in counts
+    ]
+    obs = Observations.build(verdicts, keys, ["assertion"] * judges)
+    model = DifficultyJudges(levels=[-1.0, 0.5, 2.0])  # three difficulty levels
+    d = _Arrays(obs)
+    omega = np.array([0.2, 0.5, 0.3])
+    drawn = [
+        (
+            float(rng.uniform(0.01, 0.3)),
+            omega,
+            np.zeros(3),
+            rng.normal(1.0, 0.5, judges),
+            rng.normal(2.0, 0.5, judges),
+            rng.normal(-2.0, 0.5, judges),
+        )
+        for _ in range(5)
+    ]
+    together = model._key_posteriors(d, drawn)
+    for k, params in enumerate(drawn):
+        r, _, _ = model._e_step(d, params)
+        np.testing.assert_allclose(together[k], r.sum(axis=2)[np.arange(d.nq), d.keys], atol=1e-12)
