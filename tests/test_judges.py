@@ -212,8 +212,7 @@ def test_the_interval_draws_in_one_pass_are_the_e_steps_posteriors(judges: int) 
     counts = rng.integers(2, 6, size=60)
     keys = [int(rng.integers(0, c)) for c in counts]
     verdicts = [
-        [[None if rng.random() < 0.1 else bool(rng.random() < 0.3) for _ in range(c)]]
-        * judges
+        [[None if rng.random() < 0.1 else bool(rng.random() < 0.3) for _ in range(c)]] * judges
         for c in counts
     ]
     obs = Observations.build(verdicts, keys, ["assertion"] * judges)

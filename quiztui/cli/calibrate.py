@@ -14,8 +14,8 @@ from quiztui.cli._args import Parents, help_for
 from quiztui.cli.flags import INT64_MAX, INT64_MIN, Number
 from quiztui.cli.running import run_to_end
 from quiztui.config import Config
-from quiztui.core.calibration import JudgeProfile
 from quiztui.core import json_text
+from quiztui.core.calibration import JudgeProfile
 from quiztui.report.text import cheapest_note, text_table
 
 

@@ -13,8 +13,8 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from quiztui.cli.flags import Number
-from quiztui.core.estimate import usd
 from quiztui.core import json_text
+from quiztui.core.estimate import usd
 
 if TYPE_CHECKING:
     from quiztui.config import Config

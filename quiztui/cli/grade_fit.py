@@ -17,8 +17,8 @@ from typing import Any
 from quiztui.assemble.grade import calibration_embedder
 from quiztui.cli.running import run_to_end
 from quiztui.config import Config
-from quiztui.errors import QuiztuiError
 from quiztui.core import json_text
+from quiztui.errors import QuiztuiError
 from quiztui.report.writers import write_report
 
 

@@ -27,8 +27,8 @@ from quiztui.cli._quiz import load_input
 from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.cli.running import run_to_end
 from quiztui.config import Config
-from quiztui.core.paraphrase import ANSWERED, QuestionRobustness
 from quiztui.core import json_text
+from quiztui.core.paraphrase import ANSWERED, QuestionRobustness
 from quiztui.report.writers import RAW_CSV_HELP, write_report
 
 METRIC_NAMES = (

@@ -24,11 +24,11 @@ from typing import Any
 from quiztui.cli._args import Parents, help_for
 from quiztui.cli.flags import INT64_MAX, Number
 from quiztui.config import Config
+from quiztui.core import json_text
 from quiztui.core.compare import Comparison
 from quiztui.core.figures import INCOMPLETE, is_partial, run_state_text
 from quiztui.core.terminal import RAW_CSV_HELP
 from quiztui.errors import ConfigError, QuiztuiError
-from quiztui.core import json_text
 from quiztui.store.history import KFOLD, KINDS, RUNS_TABLE_KINDS, listing_key
 from quiztui.store.runs import RunListing
 

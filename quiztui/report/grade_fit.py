@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from quiztui.core import json_text
 from quiztui.core.benchmark import BRACKETS
 from quiztui.core.grade_fit import KFoldResult
 from quiztui.formats.marked import Scale
-from quiztui.core import json_text
 from quiztui.report.grades import confusion_rows
 from quiztui.report.writers import md_cell
 

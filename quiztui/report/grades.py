@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from quiztui.core import json_text
 from quiztui.core.benchmark import BRACKETS, SEED_FIGURES, Agreement, BenchmarkResult
 from quiztui.core.grading import FactScore, GradeItem, GradeOutcome
 from quiztui.pipeline.grade import GradeSummary, benchmark_dict
-from quiztui.core import json_text
 from quiztui.report.writers import md_cell
 
 Row = tuple[GradeItem, GradeOutcome]

@@ -20,9 +20,9 @@ from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import quote
 
+from quiztui.core import json_text
 from quiztui.core.lint import CODES, LintFinding, LintReport
 from quiztui.core.quiz import Quiz
-from quiztui.core import json_text
 from quiztui.report.text import text_table
 from quiztui.report.writers import md_cell
 

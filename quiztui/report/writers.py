@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from quiztui.core import json_text
 from quiztui.core.figures import (
     CONFIDENCE_HELP,
     P_TRUE_HELP,
@@ -24,7 +25,6 @@ from quiztui.core.wrong_keys import WrongKeys, wrong_keys_of, wrong_keys_text
 from quiztui.errors import QuiztuiError
 from quiztui.pipeline.events import QuestionSummary, RunSummary
 from quiztui.pipeline.summary import summary_to_dict
-from quiztui.core import json_text
 from quiztui.report.extras import NO_EXTRAS, ReportExtras
 from quiztui.report.html import to_html
 from quiztui.report.junit import to_junit
