@@ -18,7 +18,7 @@ from pathlib import Path
 from pipeline_helpers import collect, make_quiz
 
 from quiztui.formats import load_quiz
-from quiztui.pipeline.events import QuestionScored
+from quiztui.pipeline.events import QuestionScored, VerdictReceived
 from quiztui.pipeline.vet import VetSettings
 from quiztui.providers.openai_compat import OpenAICompatProvider
 from quiztui.testing.fake_openai import FakeOpenAI
@@ -130,26 +130,33 @@ def test_headless_vet_sends_its_first_request_before_the_heavy_imports(tmp_path:
     assert written["judged"] == sum(len(q.options) for q in quiz.questions)
 
 
-async def test_a_run_without_live_scores_scores_each_question_once_at_the_end_alike(
+async def test_a_run_without_a_live_view_scores_each_question_once_at_the_end_alike(
     tmp_path: Path,
 ) -> None:
+    """A headless run (``VetSettings.live`` False) emits no event per verdict and scores each
+    question once, at the end; its verdicts, scores and summary are a live run's."""
     quiz = make_quiz(12, wrong_every=3)
     scored: dict[bool, list[QuestionScored]] = {}
+    verdicts: dict[bool, list[VerdictReceived]] = {}
     summaries = {}
     with FakeOpenAI.from_quiz(quiz, tpr=0.9, tnr=0.9) as server:
         for live in (True, False):
             provider = OpenAICompatProvider(base_url=server.base_url, model="fake-judge")
-            settings = VetSettings(batch_size=5, concurrency=2, seed=7, live_scores=live)
+            settings = VetSettings(batch_size=5, concurrency=2, seed=7, live=live)
             events, summaries[live] = await collect(
                 quiz, provider, tmp_path / f"{live}.db", settings=settings
             )
             await provider.aclose()
             scored[live] = [e for e in events if isinstance(e, QuestionScored)]
+            verdicts[live] = [e for e in events if isinstance(e, VerdictReceived)]
     assert len(scored[True]) > len(quiz.questions)  # live: after every batch that touched one
     assert [e.question_id for e in scored[False]] == [q.id for q in quiz.questions]
     final = {e.question_id: e for e in scored[True]}  # the last score of each question
     assert scored[False] == [final[q.id] for q in quiz.questions]
+    assert len(verdicts[True]) == sum(len(q.options) for q in quiz.questions)
+    assert verdicts[False] == []
     assert summaries[False].questions == summaries[True].questions
+    assert summaries[False].judged == summaries[True].judged == len(verdicts[True])
 
 
 def test_numpy_starts_no_blas_threads_under_quiztuis_command_line() -> None:

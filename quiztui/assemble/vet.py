@@ -87,9 +87,10 @@ def vet_runs(
     resume: int | None,
     batch_api: bool = False,
     *,
-    live_scores: bool = True,
+    live: bool = True,
 ) -> VetRuns:
-    """``live_scores=False``: questions are scored at the run's end only (a headless run)."""
+    """``live=False``: no live view's events, questions scored at the run's end only (a headless
+    run: ``VetSettings.live``)."""
     from quiztui.assemble import batch as batch_assembly
     from quiztui.assemble.estimate import run_options
     from quiztui.pipeline.prompts import prompt_for_mode
@@ -98,7 +99,7 @@ def vet_runs(
 
     batch = batch_assembly.batch_mode(store, resume, batch_api)  # a provider batch API
     provider = batch_assembly.build_provider(config) if batch else build_provider(config, quiz)
-    settings = replace(vet_settings(config), live_scores=live_scores)
+    settings = replace(vet_settings(config), live=live)
     if batch:
         settings = batch_assembly.batch_settings(settings, quiz, store, resume)
     prompt = prompt_for(prompt_for_mode(settings.mode))

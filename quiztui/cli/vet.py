@@ -472,7 +472,7 @@ def cmd_vet(config: Config, args: argparse.Namespace) -> int:
                 store,
                 args.resume,
                 getattr(args, "batch_api", False),
-                live_scores=not args.no_tui,  # headless: only the final scores are shown
+                live=not args.no_tui,  # headless: no live view, only the final scores
             )
         if not args.no_tui:
             app = build_vet_app(

@@ -119,6 +119,7 @@ class _BatchReply:
         self.tokens_in = self.tokens_out = 0
         self._order = judging.order
         self._emit = judging.emit
+        self._live = judging.settings.live  # a verdict event each, for a live view
 
     def feed(self, text: str) -> None:
         self.text.append(text)
@@ -143,11 +144,14 @@ class _BatchReply:
             self.got[v.id] = v  # the last verdict per id wins
             p = None if v.offset is None else self.index.p_true_at(v.offset, v.verdict)
             self.p_true_of[v.id] = p
-            seq = self.seq_of[v.id]
-            a = self._order[seq]
-            self._emit(
-                VerdictReceived(seq, a.question_id, a.option_index, v.verdict, v.reason, p_true=p)
-            )
+            if self._live:
+                seq = self.seq_of[v.id]
+                a = self._order[seq]
+                self._emit(
+                    VerdictReceived(
+                        seq, a.question_id, a.option_index, v.verdict, v.reason, p_true=p
+                    )
+                )
 
     def missing_reason(self) -> str:
         """Why an assertion of this batch got no verdict."""
@@ -374,7 +378,7 @@ class Judging:
                 for seq in missing:
                     self.states[seq].attempts = self.settings.max_reasks + 1
             self._requeue_or_give_up(missing, batch.missing_reason())
-        if self.settings.live_scores:
+        if self.settings.live:
             for qid in dict.fromkeys(self.order[s].question_id for s in seqs):
                 self.emit(self.score(qid))
         self.emit(self.usage_event())

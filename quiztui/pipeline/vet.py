@@ -56,9 +56,11 @@ class VetSettings:
     use_cache: bool = True
     mode: str = "assertion"  # "assertion": batches of assertions; "question": one per question
     logprobs: bool = False  # ask the judge for token logprobs: P(true) per assertion
-    # Score each question a batch touched as the run goes (a live view's QuestionScored events);
-    # False: only at the end (a headless run, which shows only the final scores).
-    live_scores: bool = True
+    # A live view's events as the run goes: each verdict as it is read (VerdictReceived) and the
+    # score of each question a batch touched (QuestionScored). False: neither, the scores only at
+    # the end (a headless run: its progress line counts verdicts from the usage events, and it
+    # shows only the final scores; 20 events a reply were a tenth of a reply's CPU).
+    live: bool = True
 
     @property
     def profile_batch_size(self) -> int:
