@@ -180,4 +180,4 @@ def _clean(value: str | None) -> str | None:
 
 
 def _is_true_false(options: list[str]) -> bool:
-    return sorted(normalise(o) for o in options) == ["false", "true"]
+    return len(options) == 2 and sorted(normalise(o) for o in options) == ["false", "true"]
