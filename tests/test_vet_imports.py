@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pipeline_helpers import collect, make_quiz
 
+from quiztui.cli import collector
 from quiztui.formats import load_quiz
 from quiztui.pipeline.events import QuestionScored, VerdictReceived
 from quiztui.pipeline.vet import VetSettings
@@ -63,7 +64,7 @@ import dataclasses, gc, json, sys
 import quiztui.cli
 from quiztui.core import records
 from quiztui.providers.openai_compat import OpenAICompatProvider as P
-first, collecting, plain = [], [], []
+first, collecting, plain, young = [], [], [], []
 attempt = P._attempt
 def dataclasses_of(names):
     for name in names:
@@ -78,13 +79,15 @@ async def spy(self, *args, **kwargs):
         plain.extend(c.__qualname__ for c in dataclasses_of(loaded) if not records.is_record(c))
         first.append(sorted(c.__qualname__ for c in records.pending()))
     collecting.append(gc.isenabled())
+    young.append(gc.get_threshold()[0])
     return await attempt(self, *args, **kwargs)
 P._attempt = spy
 from quiztui.cli import main
 code = main(sys.argv[1:])
 print(json.dumps({"code": code, "first": first[0], "end": sorted(sys.modules),
                   "plain": plain, "pending": [first[1], [c.__qualname__ for c in records.pending()]],
-                  "collecting": collecting, "after": [gc.isenabled(), gc.get_freeze_count()]}))
+                  "collecting": collecting, "after": [gc.isenabled(), gc.get_freeze_count()],
+                  "young": [young[0], young[-1], gc.get_threshold()[0]]}))
 """
 
 
@@ -127,6 +130,9 @@ def test_headless_vet_sends_its_first_request_before_the_heavy_imports(tmp_path:
     # requests are out (cli/collector.py); main() leaves it as it found it.
     assert seen["collecting"][0] is False and seen["collecting"][-1] is True
     assert seen["after"] == [True, 0]
+    # While the run works the young generation is collected less often (a reply makes some
+    # 10,000 objects), and as it was once main() returns.
+    assert seen["young"] == [700, collector.YOUNG, 700]
     assert written["judged"] == sum(len(q.options) for q in quiz.questions)
 
 
