@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import tomli_w
 
 from quiztui.errors import ConfigError
 from quiztui.locations import LOCATION_VARIABLES, config_path, default_db_path
@@ -574,6 +573,8 @@ def default_config_text() -> str:
         "# environment variables > this file > built-in defaults.",
         "",
     ]
+    import tomli_w  # writing a config file only (not at every start)
+
     defaults = Config()
     for section, field in Config.model_fields.items():
         model = getattr(defaults, section)

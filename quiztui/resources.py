@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import importlib.util
 import json
 import tempfile
 from importlib.resources import as_file, files
@@ -26,7 +27,20 @@ atexit.register(_COPIES.close)
 
 
 def data_root() -> Traversable:
-    return files(PACKAGE) / "_data"
+    return _package() / "_data"
+
+
+@functools.cache
+def _package() -> Traversable:
+    """The package's folder. Installed on disk (a wheel's install, a checkout) it is the folder
+    the import system found it in, which ``files`` gives too, without the readers and zipfile
+    ``files`` imports to find that out (a few ms of a run's start-up); ``files`` for any other
+    install (a zip)."""
+    spec = importlib.util.find_spec(PACKAGE)
+    where = list(spec.submodule_search_locations or ()) if spec is not None else []
+    if len(where) == 1 and Path(where[0]).is_dir():
+        return Path(where[0])
+    return files(PACKAGE)
 
 
 def prompts_dir() -> Traversable:

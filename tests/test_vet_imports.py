@@ -57,6 +57,9 @@ DEFERRED = (
     "quiztui.formats.opentdb",
     "quiztui.core.question_mode",
     "tomllib",
+    # the TOML writer (config init) and the resource readers with zipfile (the package is on disk)
+    "tomli_w",
+    "zipfile",
 )
 
 SPY = """
