@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-
 from quiztui.errors import ConfigError
 from quiztui.locations import LOCATION_VARIABLES, config_path, default_db_path
 from quiztui.schema import (
