@@ -53,6 +53,8 @@ class StoreDecisionBook:
 
 def decisions_for(store: Store, quiz: Quiz) -> dict[str, Decision]:
     """Question id → the decision carried over to ``quiz`` as it is now."""
+    if not store.decisions.count():  # none stored (most stores): no question to hash
+        return {}
     latest = store.decisions.latest(question_hash(q) for q in quiz.questions)
     return carry_over(quiz, latest)
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
 from quiztui.core.assertions import Assertion
@@ -514,7 +513,7 @@ class Judging:
             else:
                 pending += 1
         prior = self.settings.prior
-        scored = score_question(
+        return score_question(
             q,
             verdicts,
             self.run.accuracy,
@@ -522,9 +521,8 @@ class Judging:
             unjudged=unjudged,
             pending=pending,
             model=self.model_scores.get(question_id),
+            graded=graded_key_score(p_true, q.key, prior),
         )
-        graded = graded_key_score(p_true, q.key, prior)
-        return scored if graded is None else replace(scored, graded=graded)
 
     def spent(self) -> float | None:
         """USD spent so far at the price (None: no price known)."""

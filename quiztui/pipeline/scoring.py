@@ -49,10 +49,12 @@ def score_question(
     unjudged: int = 0,
     pending: int = 0,
     model: ModelScore | None = None,
+    graded: float | None = None,
 ) -> QuestionScored:
     """``verdicts`` per option (None: no verdict); ``unjudged`` gave up, ``pending`` still asked.
     ``model``: the judge model's (confidence, suggested option, its probability, interval) for
-    this question (core/judges at a run's end), which replaces the independent posterior."""
+    this question (core/judges at a run's end), which replaces the independent posterior.
+    ``graded``: P(key correct) from the options' P(true), when logprobs came."""
     keyed = [i == question.key for i in range(question.n)]
     k = k_score(keyed, verdicts)
     if model is not None and not pending:
@@ -67,6 +69,7 @@ def score_question(
             suggested_option=suggested,
             suggested_p=suggested_p,
             interval=interval,
+            graded=graded,
         )
     post = question_posterior(verdicts, question.key, accuracy, prior)
     return QuestionScored(
@@ -80,4 +83,5 @@ def score_question(
         suggested_p=post.suggested_p,
         # None for an uncalibrated judge: no counts, so no uncertainty to propagate.
         interval=confidence_interval(verdicts, question.key, accuracy, prior),
+        graded=graded,
     )
