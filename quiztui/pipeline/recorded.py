@@ -49,7 +49,8 @@ class RecordedJudging(Judging):
         assert isinstance(provider, RecordedProvider)
         rows: list[tuple[int, bool, str, float | None]] = []
         dead: list[int] = []
-        live = getattr(self.run, "live_verdicts", True)
+        # a live view's events (a headless run has none: VetSettings.live)
+        live = self.settings.live and getattr(self.run, "live_verdicts", True)
         while self.todo:
             qid = self.order[self.todo.popleft()].question_id
             seqs = self.seqs_by_question[qid]
