@@ -44,6 +44,16 @@ CASES: list[tuple[str, str, str]] = [
     ),
     ("method", "frozen=True", "a: int = 2\ndef twice(self):\n    return 2 * self.a"),
     ("docless", "frozen=True", "a: int = 2"),
+    # what the eq, hash and repr a record is given read (core/records._CLOSURES)
+    ("no_fields", "frozen=True", "n: ClassVar[int] = 1"),
+    ("one_field", "frozen=True", "a: float = 0.5"),
+    (
+        "compare_and_hash",
+        "frozen=True",
+        "a: int = 1\nb: list[int] = field(default_factory=list, compare=False)\n"
+        "c: str = field(default='c', hash=False)\nd: int = field(default=4, repr=False)",
+    ),
+    ("unsafe_hash_plain", "unsafe_hash=True", "a: int = 1\nb: str = field(default='', hash=False)"),
 ]
 HEADER = (
     "from __future__ import annotations\n"
@@ -118,6 +128,14 @@ def test_a_record_is_the_class_dataclass_makes(case: str) -> None:
     for bad in ((), (1, 2, 3, 4, 5), ("x",)):  # missing and extra arguments: the same TypeError
         assert _outcome(partial(eager, *bad)) == _outcome(partial(lazy, *bad))
     assert eager.__init__.__qualname__ == lazy.__init__.__qualname__ == "C.__init__"
+    for name in ("__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
+        mine, theirs = lazy.__dict__.get(name), eager.__dict__.get(name)
+        assert (mine is None) == (theirs is None), name
+        if callable(mine) and callable(theirs):
+            assert mine.__qualname__ == theirs.__qualname__ == f"C.{name}"
+            assert (mine.__module__, theirs.__module__) == (lazy.__module__, eager.__module__)
+    other = type("Other", (), {})()
+    assert (a.__eq__(other), b.__eq__(other)) == (NotImplemented, NotImplemented)
 
 
 def test_fields_and_is_dataclass_make_a_record_before_any_instance() -> None:
@@ -201,3 +219,27 @@ def test_an_instance_unpickled_first_makes_its_record() -> None:
     assert type(item) is pending and pending not in records.pending()
     assert item == pending(1, (2,)) and repr(item) == "C(a=1, b=(2,))"
     assert "__setstate__" not in pending.__dict__
+
+
+def test_the_closures_a_record_is_given_read_as_dataclass_writes_them() -> None:
+    """The eq, hash and repr made as closures (core/records._CLOSURES) give what dataclass's
+    compiled ones give: a field compared, hashed or shown only as its flags say, a value equal to
+    itself by identity (NaN), a record that holds itself shown as ``...``."""
+    eager, lazy = _declare("dataclass", "compare_and_hash"), _declare("record", "compare_and_hash")
+    for cls in (eager, lazy):
+        assert cls(1, [1], "x") == cls(1, [2], "x")  # b is not compared
+        assert cls(1, [1], "x") != cls(1, [1], "y")
+        assert repr(cls(1)).endswith("C(a=1, b=[], c='c')")  # d is not shown
+    assert hash(eager(1, [], "x")) == hash(lazy(1, [], "y"))  # b, c not hashed: hash((a, d))
+    assert hash(lazy(1)) == hash(eager(1)) == hash((1, 4))
+    nan = float("nan")
+    for cls in (_declare("dataclass", "one_field"), _declare("record", "one_field")):
+        assert cls(nan) == cls(nan)  # one NaN object: equal by identity, as a tuple compares
+        assert cls(nan) != cls(float("nan"))
+        assert hash(cls(nan)) == hash((nan,))
+    for cls in (_declare("dataclass", "no_fields"), _declare("record", "no_fields")):
+        assert cls() == cls() and hash(cls()) == hash(()) and _plain(repr(cls())) == "C()"
+    for cls in (_declare("dataclass", "plain"), _declare("record", "plain")):
+        item = cls(1)
+        item.c.append(item)
+        assert _plain(repr(item)) == "C(a=1, b='x', c=[...])"

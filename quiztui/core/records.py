@@ -26,7 +26,10 @@ a class that defines ``__init__`` itself or asks for ``init=False``. Type checke
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import operator
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -121,7 +124,132 @@ def _frozen_methods(cls: Any, names: tuple[str, ...]) -> tuple[Callable[..., Non
 
     for method in (__setattr__, __delattr__):
         method.__qualname__ = f"{cls.__qualname__}.{method.__name__}"
+        method.__module__ = cls.__module__
     return __setattr__, __delattr__
+
+
+class _Fields(str):
+    """``dataclasses._tuple_str``'s text (``"(self.a,self.b,)"``), with the field names it lists."""
+
+    names: tuple[str, ...] = ()
+
+
+def _tuple_str(obj_name: str, fields: list[dataclasses.Field[Any]]) -> str:
+    text = _Fields(_DATACLASS_HELPERS["_tuple_str"](obj_name, fields))
+    text.names = tuple(f.name for f in fields)
+    return text
+
+
+def _values(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """``lambda self: (self.a, self.b,)``, without compiling it."""
+    if not names:
+        return lambda self: ()
+    if len(names) == 1:
+        one = operator.attrgetter(names[0])
+        return lambda self: (one(self),)
+    return operator.attrgetter(*names)  # type: ignore[return-value]
+
+
+def _repr_fn(fields: list[dataclasses.Field[Any]], globals: dict[str, Any]) -> Callable[..., str]:
+    names = tuple(f.name for f in fields)
+
+    def __repr__(self: Any) -> str:
+        shown = ", ".join([f"{name}={getattr(self, name)!r}" for name in names])
+        return self.__class__.__qualname__ + f"({shown})"
+
+    __repr__.__module__ = globals.get("__name__", __repr__.__module__)
+    return _DATACLASS_HELPERS["_recursive_repr"](__repr__)  # type: ignore[no-any-return]
+
+
+def _cmp_fn(
+    name: str, op: str, self_tuple: str, other_tuple: str, globals: dict[str, Any]
+) -> Callable[..., Any]:
+    if name != "__eq__" or not isinstance(self_tuple, _Fields):  # order: dataclass's own
+        return _DATACLASS_HELPERS["_cmp_fn"](name, op, self_tuple, other_tuple, globals)  # type: ignore[no-any-return]
+    values = _values(self_tuple.names)
+
+    def __eq__(self: Any, other: Any) -> Any:
+        if other.__class__ is self.__class__:
+            return values(self) == values(other)
+        return NotImplemented
+
+    __eq__.__module__ = globals.get("__name__", __eq__.__module__)
+    return __eq__
+
+
+def _hash_fn(fields: list[dataclasses.Field[Any]], globals: dict[str, Any]) -> Callable[..., int]:
+    values = _values(tuple(f.name for f in fields))
+
+    def __hash__(self: Any) -> int:
+        return hash(values(self))
+
+    __hash__.__module__ = globals.get("__name__", __hash__.__module__)
+    return __hash__
+
+
+def _frozen_get_del_attr(
+    cls: type, fields: list[dataclasses.Field[Any]], globals: dict[str, Any]
+) -> tuple[Callable[..., None], ...]:
+    return _frozen_methods(_making[-1], tuple(f.name for f in fields))
+
+
+# On Python 3.11 and 3.12 ``dataclass`` writes each method from source with an ``exec`` of its own.
+# A record's ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__`` and ``__delattr__`` are made
+# here as closures over its field names instead (the same code, the same results: tests/
+# test_records.py compares each with dataclass's): five of a frozen record's six compiles, three
+# of a plain one's four. Only ``__init__`` (and an ordered record's comparisons) are compiled.
+_DATACLASS_HELPERS: dict[str, Callable[..., Any]] = (
+    {
+        name: getattr(dataclasses, name)
+        for name in (
+            "_tuple_str",
+            "_repr_fn",
+            "_cmp_fn",
+            "_hash_fn",
+            "_frozen_get_del_attr",
+            "_recursive_repr",
+        )
+    }
+    if sys.version_info[:2] in ((3, 11), (3, 12))
+    and all(
+        hasattr(dataclasses, name)
+        for name in (
+            "_tuple_str",
+            "_repr_fn",
+            "_cmp_fn",
+            "_hash_fn",
+            "_frozen_get_del_attr",
+            "_recursive_repr",
+        )
+    )
+    else {}
+)
+_CLOSURES = {
+    "_tuple_str": _tuple_str,
+    "_repr_fn": _repr_fn,
+    "_cmp_fn": _cmp_fn,
+    "_hash_fn": _hash_fn,
+    "_frozen_get_del_attr": _frozen_get_del_attr,
+}
+_making: list[type] = []  # the record being made (its frozen methods check its type)
+
+
+@contextlib.contextmanager
+def _closures(cls: type) -> Iterator[None]:
+    """``dataclass``'s method writers swapped for :data:`_CLOSURES` while ``cls`` is made (under
+    ``_lock``; nothing is swapped where dataclasses is not the one they were written for)."""
+    if not _DATACLASS_HELPERS:
+        yield
+        return
+    _making.append(cls)
+    for name, closure in _CLOSURES.items():
+        setattr(dataclasses, name, closure)
+    try:
+        yield
+    finally:
+        for name in _CLOSURES:
+            setattr(dataclasses, name, _DATACLASS_HELPERS[name])
+        _making.pop()
 
 
 def make(cls: type) -> None:
@@ -135,9 +263,10 @@ def make(cls: type) -> None:
             k: v for k, v in own.items() if k not in ("__dict__", "__weakref__") and not _is_stub(v)
         }
         namespace["__qualname__"] = cls.__qualname__
-        copy: type = dataclasses.dataclass(
-            type(cls)(cls.__name__, cls.__bases__, namespace), **params
-        )
+        with _closures(cls):
+            copy: type = dataclasses.dataclass(
+                type(cls)(cls.__name__, cls.__bases__, namespace), **params
+            )
         made = dict(copy.__dict__)
         if params.get("frozen"):
             names = tuple(f.name for f in dataclasses.fields(copy))
