@@ -243,3 +243,19 @@ def test_the_closures_a_record_is_given_read_as_dataclass_writes_them() -> None:
         item = cls(1)
         item.c.append(item)
         assert _plain(repr(item)) == "C(a=1, b='x', c=[...])"
+
+
+def test_a_dataclass_made_while_a_record_is_made_keeps_dataclasss_frozen_methods() -> None:
+    """The writers are swapped for the whole dataclasses module while a record is made: a frozen
+    dataclass another thread makes meanwhile must still refuse as its own class does."""
+    record_cls = _declare("record", "frozen")
+    shell = type("C", (), {"__annotations__": {"a": "int"}})
+    with records._lock, records._closures(shell, record_cls):
+        other = dataclasses.dataclass(frozen=True)(
+            type("Other", (), {"__annotations__": {"a": "int"}})
+        )
+    item = other(1)
+    for attempt in (lambda: setattr(item, "a", 2), lambda: setattr(item, "b", 2)):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            attempt()
+    assert item == other(1) and hash(item) == hash((1,)) and repr(item).endswith("Other(a=1)")

@@ -190,38 +190,30 @@ def _hash_fn(fields: list[dataclasses.Field[Any]], globals: dict[str, Any]) -> C
 def _frozen_get_del_attr(
     cls: type, fields: list[dataclasses.Field[Any]], globals: dict[str, Any]
 ) -> tuple[Callable[..., None], ...]:
-    return _frozen_methods(_making[-1], tuple(f.name for f in fields))
+    if not _making or _making[-1][0] is not cls:  # another thread's dataclass: dataclass's own
+        return _DATACLASS_HELPERS["_frozen_get_del_attr"](cls, fields, globals)  # type: ignore[no-any-return]
+    return _frozen_methods(_making[-1][1], tuple(f.name for f in fields))
 
 
 # On Python 3.11 and 3.12 ``dataclass`` writes each method from source with an ``exec`` of its own.
 # A record's ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__`` and ``__delattr__`` are made
 # here as closures over its field names instead (the same code, the same results: tests/
-# test_records.py compares each with dataclass's): five of a frozen record's six compiles, three
-# of a plain one's four. Only ``__init__`` (and an ordered record's comparisons) are compiled.
+# test_records.py compares each with dataclass's): five of a frozen record's six compiles, two of
+# a plain one's three. Only ``__init__`` (and an ordered record's comparisons) are compiled. The
+# frozen methods check the instance's type against the record itself, so for any other class (a
+# dataclass another thread makes meanwhile) dataclass writes them as ever.
+_HELPERS = (
+    "_tuple_str",
+    "_repr_fn",
+    "_cmp_fn",
+    "_hash_fn",
+    "_frozen_get_del_attr",
+    "_recursive_repr",
+)
 _DATACLASS_HELPERS: dict[str, Callable[..., Any]] = (
-    {
-        name: getattr(dataclasses, name)
-        for name in (
-            "_tuple_str",
-            "_repr_fn",
-            "_cmp_fn",
-            "_hash_fn",
-            "_frozen_get_del_attr",
-            "_recursive_repr",
-        )
-    }
+    {name: getattr(dataclasses, name) for name in _HELPERS}
     if sys.version_info[:2] in ((3, 11), (3, 12))
-    and all(
-        hasattr(dataclasses, name)
-        for name in (
-            "_tuple_str",
-            "_repr_fn",
-            "_cmp_fn",
-            "_hash_fn",
-            "_frozen_get_del_attr",
-            "_recursive_repr",
-        )
-    )
+    and all(hasattr(dataclasses, name) for name in _HELPERS)
     else {}
 )
 _CLOSURES = {
@@ -231,17 +223,18 @@ _CLOSURES = {
     "_hash_fn": _hash_fn,
     "_frozen_get_del_attr": _frozen_get_del_attr,
 }
-_making: list[type] = []  # the record being made (its frozen methods check its type)
+_making: list[tuple[type, type]] = []  # (the copy dataclass is given, the record) being made
 
 
 @contextlib.contextmanager
-def _closures(cls: type) -> Iterator[None]:
-    """``dataclass``'s method writers swapped for :data:`_CLOSURES` while ``cls`` is made (under
-    ``_lock``; nothing is swapped where dataclasses is not the one they were written for)."""
+def _closures(shell: type, cls: type) -> Iterator[None]:
+    """``dataclass``'s method writers swapped for :data:`_CLOSURES` while ``shell`` (the copy of
+    the record ``cls`` that dataclass processes) is made, under ``_lock``; nothing is swapped
+    where dataclasses is not the one they were written for."""
     if not _DATACLASS_HELPERS:
         yield
         return
-    _making.append(cls)
+    _making.append((shell, cls))
     for name, closure in _CLOSURES.items():
         setattr(dataclasses, name, closure)
     try:
@@ -263,10 +256,9 @@ def make(cls: type) -> None:
             k: v for k, v in own.items() if k not in ("__dict__", "__weakref__") and not _is_stub(v)
         }
         namespace["__qualname__"] = cls.__qualname__
-        with _closures(cls):
-            copy: type = dataclasses.dataclass(
-                type(cls)(cls.__name__, cls.__bases__, namespace), **params
-            )
+        shell = type(cls)(cls.__name__, cls.__bases__, namespace)
+        with _closures(shell, cls):
+            copy: type = dataclasses.dataclass(shell, **params)
         made = dict(copy.__dict__)
         if params.get("frozen"):
             names = tuple(f.name for f in dataclasses.fields(copy))
