@@ -233,8 +233,12 @@ def test_the_closures_a_record_is_given_read_as_dataclass_writes_them() -> None:
     assert hash(eager(1, [], "x")) == hash(lazy(1, [], "y"))  # b, c not hashed: hash((a, d))
     assert hash(lazy(1)) == hash(eager(1)) == hash((1, 4))
     nan = float("nan")
-    for cls in (_declare("dataclass", "one_field"), _declare("record", "one_field")):
-        assert cls(nan) == cls(nan)  # one NaN object: equal by identity, as a tuple compares
+    one = _declare("dataclass", "one_field"), _declare("record", "one_field")
+    # One NaN object: equal by identity where dataclass compares tuples (3.11, 3.12), not where it
+    # compares field by field (3.13): the record as dataclass, whichever.
+    assert one[0](nan) == one[0](nan) if sys.version_info < (3, 13) else one[0](nan) != one[0](nan)
+    for cls in one:
+        assert (cls(nan) == cls(nan)) == (one[0](nan) == one[0](nan))
         assert cls(nan) != cls(float("nan"))
         assert hash(cls(nan)) == hash((nan,))
     for cls in (_declare("dataclass", "no_fields"), _declare("record", "no_fields")):
