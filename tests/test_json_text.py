@@ -145,13 +145,13 @@ def test_a_plain_summary_is_written_by_orjson_and_the_rest_by_json(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     used: list[str] = []
-    real = json_text._orjson
+    real = json_text.orjson_module
 
     def spy() -> Any:
         used.append("orjson")
         return real()
 
-    monkeypatch.setattr(json_text, "_orjson", spy)
+    monkeypatch.setattr(json_text, "orjson_module", spy)
     summary = {"questions": [{"id": "q1", "p": 1e-7, "verdicts": [True, None]}], "cost": 0.5}
     assert json.loads(json_text.compact(summary)) == summary and used == ["orjson"]
     for odd in ({"p": math.nan}, {1: "a"}, {"big": 10**30}):  # NaN kept as json writes it

@@ -93,7 +93,7 @@ def dumps(data: Any, reasons: Mapping[str, str] | None = None, **kwargs: Any) ->
     if kwargs == _INDENTED:
         plain = _plain(data)
         if plain is not None:
-            fast = _orjson()
+            fast = orjson_module()
             if fast is not None:
                 chosen = data if plain else finite(data, reasons)
                 try:
@@ -112,7 +112,7 @@ def compact(data: Any) -> str:
     :func:`_plain` vouches that every value is one it writes as ``json`` does (a 400-question
     run's summary: 4-5 ms by ``json``, under 1 ms this way, with the check)."""
     if _plain(data, small=True):
-        fast = _orjson()
+        fast = orjson_module()
         if fast is not None:
             try:
                 return fast.dumps(data).decode()  # type: ignore[no-any-return]
@@ -121,8 +121,9 @@ def compact(data: Any) -> str:
     return json.dumps(data)
 
 
-def _orjson() -> Any:
-    """The orjson module, or None where its wheel is missing."""
+def orjson_module() -> Any:
+    """The orjson module, or None where its wheel is missing (the reports, the store's summaries
+    and the streamed replies' events, ``providers/_http.event_json``, look it up here)."""
     try:
         import orjson
     except ImportError:  # pragma: no cover - a platform without its wheel

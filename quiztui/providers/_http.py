@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from quiztui import __version__
 from quiztui.core.estimate import approx_tokens
+from quiztui.core.json_text import orjson_module
 from quiztui.core.secrets import mask_secrets
 from quiztui.providers.base import (
     ChatRequest,
@@ -111,11 +112,7 @@ def event_json(payload: str) -> Any:
     with the first event, not before the first request (a headless vet imports it while the
     judge works: ``cli/vet.report_work``)."""
     if not _orjson:
-        try:
-            import orjson as found
-        except ImportError:  # pragma: no cover - a platform without its wheel
-            found = None  # type: ignore[assignment]
-        _orjson.append(found)
+        _orjson.append(orjson_module())
     fast = _orjson[0]
     if fast is not None:
         try:
