@@ -398,9 +398,16 @@ async def test_a_server_that_rejects_logprobs_is_asked_again_without(tmp_path: P
     assert summary.status == "finished" and summary.judged == 40 and summary.unjudged == 0
     rejected = [r for r in log if r.status == 400]
     assert rejected and all(r.logprobs for r in rejected)
-    # Refused at most once per request in flight; never asked for again after that.
-    first_plain = next(i for i, r in enumerate(log) if not r.logprobs)
-    assert all(not r.logprobs for r in log[first_plain:])
+    # Refused at most once per request in flight, and never asked for again after that: each
+    # batch's first request may carry logprobs, its retry does not. (Not "every request the
+    # server logs after the first plain one": a request built before the first refusal came back
+    # can reach the server after another batch's plain retry when its connection is slow.)
+    by_batch: dict[tuple[str, ...], list[bool]] = {}
+    for r in log:
+        by_batch.setdefault(r.texts, []).append(r.logprobs)
+    assert len(by_batch) == 4
+    assert all(asked[1:] == [False] * (len(asked) - 1) for asked in by_batch.values())
+    assert len(rejected) <= 4
     assert len([r for r in log if r.status == 200]) == 4
     assert provider.logprobs_rejected
     notices = [e for e in events if isinstance(e, BatchRetried)]
