@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import compileall
 import os
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +27,16 @@ from quiztui.log import teardown_logging
 # process do not animate (as TEXTUAL_ANIMATIONS=none would; pytest-textual-snapshot has imported
 # textual before this file, so the constant is set here). Real `quiztui` processes still animate.
 textual_constants.TEXTUAL_ANIMATIONS = "none"
+
+# A shell starts a background job (`make test &`) with SIGINT ignored, and every process the
+# suite starts inherits that: the Ctrl-C tests then find runs that cannot be interrupted, and
+# asyncio.run leaves SIGINT alone. Python's own handler is put back, as a foreground start has
+# it (the processes the tests start then begin with the default, as a user's do).
+if (
+    threading.current_thread() is threading.main_thread()
+    and signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+):
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
